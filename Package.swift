@@ -1,0 +1,141 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "gattway",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "gattway", targets: ["gattway"]),
+        .executable(name: "gattway-bench", targets: ["gattway-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // C is caged here: only DBus imports CDBus, only Mosquitto imports CMosquitto.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+
+        .target(
+            name: "DBus",
+            dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "MQTTCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Mosquitto",
+            dependencies: [
+                "CMosquitto", "MQTTCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BluetoothCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BlueZ",
+            dependencies: [
+                "DBus", "BluetoothCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BridgeCore",
+            dependencies: [
+                "MQTTCore", "BluetoothCore",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CentralBridge",
+            dependencies: [
+                "BridgeCore", "BlueZ", "Mosquitto", "MQTTCore", "BluetoothCore", "DBus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PeripheralBridge",
+            dependencies: [
+                "BridgeCore", "BlueZ", "Mosquitto", "MQTTCore", "BluetoothCore", "DBus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gattway",
+            dependencies: [
+                "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gattway-bench",
+            dependencies: [
+                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support: starts real daemons (dbus-daemon, mosquitto, the BlueZ simulator) for the tests.
+        .target(
+            name: "TestWorld",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestWorld",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestWorld"], swiftSettings: swiftSettings),
+        .testTarget(name: "MQTTCoreTests", dependencies: ["MQTTCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MosquittoTests",
+            dependencies: ["Mosquitto", "MQTTCore", "TestWorld"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BridgeCoreTests",
+            dependencies: ["BridgeCore", "MQTTCore", "BluetoothCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BlueZTests",
+            dependencies: ["BlueZ", "DBus", "BluetoothCore", "TestWorld"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["TestWorld"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// BluetoothCore module.

@@ -1,0 +1,2 @@
+#include <mosquitto.h>
+#include <mqtt_protocol.h>

@@ -1,0 +1,1 @@
+// MQTTCore module.

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Finds a TCP port on 127.0.0.1 that is free right now, by binding port 0 and reading what the kernel chose.
+package func freeLoopbackPort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestWorldError("socket() failed: errno \(errno)") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw TestWorldError("bind() failed: errno \(errno)") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw TestWorldError("getsockname() failed: errno \(errno)") }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+/// The package's root folder, found from this source file's location (Tests/TestWorld/FreePort.swift).
+package let packageRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// A fresh temporary folder for one test's files.
+package func makeTemporaryDirectory(_ prefix: String = "gattway-test") throws -> String {
+    let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
