@@ -1,1 +1,344 @@
-// CentralBridge module.
+import AsyncAlgorithms
+import BlueZ
+import BluetoothCore
+import BridgeCore
+import DBus
+import DequeModule
+import Logging
+import MQTTCore
+import Mosquitto
+import ServiceLifecycle
+
+/// The central bridge: discovered peripherals and their characteristics as MQTT topics.
+///
+/// One actor owns all state (BlueZ's object tree, the tracked devices, waiters); long operations run as child
+/// tasks of `run()` and report back through actor methods. Notification sockets publish straight to MQTT without
+/// passing through the actor, so the hot path costs no extra hop.
+package actor CentralBridge: Service {
+    typealias Job = @Sendable () async -> Void
+
+    let configuration: BridgeConfiguration
+    let bluez: BlueZClient
+    let mqtt: MosquittoClient
+    let logger: Logger
+    let routes: CentralRoutes
+    let store: CentralStateStore
+    let adapterPath: String
+    let metrics: CentralMetrics
+    let outbox = Outbox()
+
+    var tree: BlueZObjectTree
+    var devices: [String: TrackedDevice] = [:]
+    var jobs: AsyncStream<Job>.Continuation?
+    var waiters: [UInt64: DeviceWaiter] = [:]
+    var nextWaiterID: UInt64 = 0
+    var connectSlotsFree: Int
+    var connectSlotWaiters: Deque<CheckedContinuation<Void, Never>> = []
+    var bluetoothdPresent = false
+    var discovering = false
+    var shuttingDown = false
+    var subscribedFilters: Set<String> = []
+    var devicesListDirty = false
+    var devicesListFlushScheduled = false
+
+    package init(
+        configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: MosquittoClient, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.bluez = bluez
+        self.mqtt = mqtt
+        self.logger = logger
+        routes = CentralRoutes(configuration: configuration)
+        store = CentralStateStore(directory: configuration.stateDirectory, logger: logger)
+        adapterPath = "/org/bluez/" + configuration.bluetooth.adapter
+        tree = BlueZObjectTree(maxDevices: configuration.bluetooth.maxTrackedDevices)
+        connectSlotsFree = configuration.bluetooth.maxConcurrentConnects
+        metrics = CentralMetrics()
+        for device in configuration.devices {
+            if case .address(let address) = device.selector {
+                tree.pinnedDevices.insert(adapterPath + "/" + address.bluezPathComponent)
+            }
+        }
+    }
+
+    package func run() async throws {
+        store.load()
+        let (jobStream, jobContinuation) = AsyncStream.makeStream(of: Job.self)
+        jobs = jobContinuation
+        let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.consumeBlueZEvents() }
+                    group.addTask { await self.consumeMQTTMessages() }
+                    group.addTask { await self.consumeConnectionEvents() }
+                    group.addTask { await self.saveStatePeriodically() }
+                    group.addTask { await self.outbox.run(publishingWith: self.mqtt, logger: self.logger) }
+                    group.addTask {
+                        for await _ in shutdownSignal {}
+                        await self.shutDown()
+                        await self.outbox.drain(timeout: .seconds(5))
+                        self.outbox.finish()
+                        jobContinuation.finish()
+                    }
+                    for await job in jobStream {
+                        group.addTask { await job() }
+                    }
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                shutdownContinuation.finish()
+            }
+        } onCancel: {
+            self.outbox.finish()
+            jobContinuation.finish()
+            shutdownContinuation.finish()
+        }
+        store.save()
+    }
+
+    /// Runs `job` as a child task of `run()`.
+    func spawn(_ job: @escaping Job) {
+        jobs?.yield(job)
+    }
+
+    // MARK: - Inputs
+
+    private func consumeBlueZEvents() async {
+        for await event in bluez.watch() {
+            handle(event)
+        }
+    }
+
+    private func consumeMQTTMessages() async {
+        for await message in mqtt.messages {
+            await handleCommandMessage(message)
+        }
+    }
+
+    private func consumeConnectionEvents() async {
+        for await event in mqtt.connectionEvents {
+            if case .connected = event { await brokerConnected() }
+        }
+    }
+
+    private func saveStatePeriodically() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(2))
+            store.saveIfDirty()
+        }
+    }
+
+    func handle(_ event: BlueZClient.Event) {
+        let changes: [BlueZObjectTree.Change]
+        switch event {
+        case .snapshot(let objects):
+            bluetoothdPresent = true
+            discovering = false
+            changes = tree.replaceAll(with: objects)
+            logger.notice("bluez.present", metadata: ["devices": "\(tree.devices.count)"])
+            spawn { await self.ensureDiscovery() }
+        case .serviceLost:
+            if bluetoothdPresent { logger.warning("bluez.lost") }
+            bluetoothdPresent = false
+            discovering = false
+            changes = tree.replaceAll(with: .array(elementSignature: "{oa{sa{sv}}}", []))
+        case .interfacesAdded(let path, let interfaces):
+            changes = tree.interfacesAdded(path: path, interfaces: interfaces)
+        case .interfacesRemoved(let path, let interfaces):
+            changes = tree.interfacesRemoved(path: path, interfaces: interfaces)
+        case .propertiesChanged(let path, let interface, let changed, let invalidated):
+            changes = tree.propertiesChanged(
+                path: path, interface: interface, changed: changed, invalidated: invalidated)
+        }
+        for change in changes { apply(change) }
+    }
+
+    private func apply(_ change: BlueZObjectTree.Change) {
+        switch change {
+        case .adapterChanged(let path) where path == adapterPath:
+            if let adapter = tree.adapters[path], !adapter.powered { discovering = false }
+            spawn { await self.ensureDiscovery() }
+        case .adapterChanged, .adapterRemoved, .characteristicAppeared, .characteristicRemoved:
+            break
+        case .deviceAppeared(let path):
+            deviceSeen(path)
+        case .deviceAdvertChanged(let path):
+            if devices[path] != nil { advertChanged(path) } else { deviceSeen(path) }
+        case .deviceConnectionChanged(let path):
+            checkWaiters(path)
+            if let device = devices[path], !(tree.devices[path]?.connected ?? false), device.online {
+                linkLost(path)
+            }
+        case .deviceRemoved(let path, _):
+            checkWaiters(path)
+            if let device = devices[path], device.online { linkLost(path) }
+        case .characteristicValue(let path, let value):
+            characteristicValueChanged(path, value)
+        }
+    }
+
+    /// A device appeared or changed: track it when it matches a configured device.
+    private func deviceSeen(_ path: String) {
+        guard devices[path] == nil, let state = tree.devices[path], let address = state.address,
+            let index = DeviceMatcher.configuredIndex(of: state, in: configuration.devices),
+            devices.count < configuration.bluetooth.maxTrackedDevices
+        else { return }
+        let configured = configuration.devices[index]
+        let topic = deviceTopic(for: index, address: address)
+        let device = TrackedDevice(
+            path: path, address: address, configIndex: index, topic: topic,
+            routes: routes.routes(ofDevice: index, deviceTopic: topic), policy: configured.connect)
+        devices[path] = device
+        tree.pinnedDevices.insert(path)
+        store.remember(address: address, topic: topic)
+        logger.notice("device.tracked", metadata: ["device.name": "\(topic)", "device.address": "\(address)"])
+        markDevicesListDirty()
+        spawn { await self.subscribeCommands(of: path) }
+        advertChanged(path)
+        if case .always = configured.connect { startLink(path) }
+        if case .never = configured.connect { publishAvailability(path, online: false) }
+    }
+
+    /// The device topic for a device matched to configured device `index`: the friendly name for the first (or the
+    /// one remembered across restarts), `<name>_<address>` for further devices matching the same entry.
+    private func deviceTopic(for index: Int, address: BluetoothAddress) -> String {
+        if let remembered = store.topic(of: address) { return remembered }
+        let configured = configuration.devices[index]
+        let name = configured.topicName ?? address.topicName
+        if case .address = configured.selector { return name }
+        let taken = devices.values.contains { $0.topic == name } || store.isTopicTaken(name)
+        return taken ? "\(name)_\(address.topicName)" : name
+    }
+
+    /// Subscribes to the device's `/set` and `/get` topics.
+    func subscribeCommands(of path: String) async {
+        guard let device = devices[path] else { return }
+        let filters = device.routes.flatMap { [$0.setTopic, $0.getTopic] }.filter { !subscribedFilters.contains($0) }
+        for filter in filters {
+            subscribedFilters.insert(filter)
+            do {
+                try await mqtt.subscribe(filter, qos: .atLeastOnce)
+            } catch {
+                // Remembered by the client: it is subscribed again on the next connect.
+                logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The broker (re)connected: announce the bridge and every device's availability again, since the broker
+    /// published our Last Will when the link dropped.
+    private func brokerConnected() async {
+        for verb in CentralRoutes.bridgeVerbs {
+            let filter = routes.bridgeRequestTopic(verb)
+            if subscribedFilters.insert(filter).inserted {
+                do { try await mqtt.subscribe(filter, qos: .atLeastOnce) } catch {
+                    logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
+                }
+            }
+        }
+        for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }
+        markDevicesListDirty()
+    }
+
+    // MARK: - Discovery
+
+    /// Starts discovery with the configured filter when bluetoothd is there and the adapter is powered.
+    func ensureDiscovery() async {
+        guard bluetoothdPresent, !discovering, !shuttingDown else { return }
+        guard let adapter = tree.adapters[adapterPath] else {
+            logger.warning("bluez.adapter.missing", metadata: ["adapter": "\(configuration.bluetooth.adapter)"])
+            return
+        }
+        guard adapter.powered else {
+            logger.notice("bluez.adapter.off", metadata: ["adapter": "\(configuration.bluetooth.adapter)"])
+            return
+        }
+        discovering = true
+        let scan = configuration.bluetooth.scan
+        let filter = BlueZDiscoveryFilter(
+            uuids: scan.uuids.map(\.description), rssi: scan.rssi.map { Int16(clamping: $0) },
+            pathloss: scan.pathloss.map { UInt16(clamping: $0) }, transport: scan.transport.rawValue,
+            duplicateData: scan.duplicates, pattern: scan.pattern)
+        do {
+            try await bluez.setDiscoveryFilter(adapter: adapterPath, filter)
+            try await bluez.startDiscovery(adapter: adapterPath)
+            logger.info("bluez.discovery.started")
+        } catch let error as DBusError where error.name == BlueZName.Error.inProgress {
+            // Our session already runs (e.g. after a reconnect of ours, not of bluetoothd).
+        } catch {
+            discovering = false
+            logger.warning("bluez.discovery.failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - Waiting for device state
+
+    struct DeviceWaiter {
+        let path: String
+        let condition: @Sendable (BlueZDeviceState?) -> Bool
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// Waits until `condition` holds for the device at `path`, at most `timeout`.
+    func waitForDevice(
+        _ path: String, timeout: Duration, until condition: @escaping @Sendable (BlueZDeviceState?) -> Bool
+    ) async throws {
+        if condition(tree.devices[path]) { return }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            waiters[id] = DeviceWaiter(path: path, condition: condition, continuation: continuation)
+            spawn {
+                try? await Task.sleep(for: timeout)
+                await self.expireWaiter(id, after: timeout)
+            }
+        }
+    }
+
+    private func expireWaiter(_ id: UInt64, after timeout: Duration) {
+        waiters.removeValue(forKey: id)?.continuation.resume(
+            throwing: CommandFailure.gattway("Timeout", "no answer within \(timeout)"))
+    }
+
+    func checkWaiters(_ path: String) {
+        let state = tree.devices[path]
+        for (id, waiter) in waiters where waiter.path == path && waiter.condition(state) {
+            waiters[id] = nil
+            waiter.continuation.resume()
+        }
+    }
+
+    // MARK: - Connect slots (BlueZ degrades under parallel connects)
+
+    func acquireConnectSlot() async {
+        if connectSlotsFree > 0 {
+            connectSlotsFree -= 1
+            return
+        }
+        await withCheckedContinuation { connectSlotWaiters.append($0) }
+    }
+
+    func releaseConnectSlot() {
+        if let next = connectSlotWaiters.popFirst() { next.resume() } else { connectSlotsFree += 1 }
+    }
+
+    // MARK: - Shutdown
+
+    /// SIGTERM: disconnect every device, publish it offline, save state.
+    private func shutDown() async {
+        shuttingDown = true
+        logger.notice("bridge.stopping")
+        for (path, device) in devices where device.online || (tree.devices[path]?.connected ?? false) {
+            closeSockets(path)
+            do { try await bluez.disconnect(device: path, timeout: .seconds(5)) } catch {
+                logger.info("device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
+            }
+        }
+        for path in devices.keys { publishAvailability(path, online: false) }
+        for waiter in waiters.values { waiter.continuation.resume(throwing: CancellationError()) }
+        waiters = [:]
+        if discovering { try? await bluez.stopDiscovery(adapter: adapterPath) }
+        store.save()
+    }
+}

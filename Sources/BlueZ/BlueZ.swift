@@ -1,1 +1,0 @@
-// BlueZ module.

@@ -1,0 +1,107 @@
+import BlueZ
+import BridgeCore
+import MQTTCore
+
+extension CentralBridge {
+    /// A tracked device's advert changed: publish it now, or once its minimum interval has passed.
+    func advertChanged(_ path: String) {
+        guard let device = devices[path], let state = tree.devices[path] else { return }
+        let payload = Self.advertPayload(state)
+        guard payload != device.lastAdvertPayload else { return }
+        let interval = configuration.bluetooth.advertMinInterval
+        let now = ContinuousClock.now
+        if let last = device.lastAdvertPublished, now - last < interval {
+            guard !device.advertFlushScheduled else { return }
+            devices[path]?.advertFlushScheduled = true
+            let wait = interval - (now - last)
+            spawn {
+                try? await Task.sleep(for: wait)
+                await self.flushAdvert(path)
+            }
+            return
+        }
+        devices[path]?.lastAdvertPublished = now
+        devices[path]?.lastAdvertPayload = payload
+        outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
+    }
+
+    private func flushAdvert(_ path: String) {
+        devices[path]?.advertFlushScheduled = false
+        devices[path]?.lastAdvertPublished = nil
+        advertChanged(path)
+    }
+
+    /// `{"address":…,"rssi":…,"name":…,"tx_power":…,"manufacturer_data":{"76":"0215…"},"service_data":{"fcd2":"…"}}`.
+    /// Names are attacker-controlled bytes: the JSON writer escapes them.
+    static func advertPayload(_ state: BlueZDeviceState) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 160)
+        writer.beginObject()
+        if let address = state.address { writer.field("address", address.description) }
+        if let rssi = state.rssi { writer.field("rssi", Int(rssi)) }
+        if let name = state.name { writer.field("name", name) }
+        if let alias = state.alias, alias != state.name { writer.field("alias", alias) }
+        if let txPower = state.txPower { writer.field("tx_power", Int(txPower)) }
+        if !state.manufacturerData.isEmpty {
+            writer.key("manufacturer_data")
+            writer.beginObject()
+            for id in state.manufacturerData.keys.sorted() {
+                writer.field(String(id), Hex.string(state.manufacturerData[id]!))
+            }
+            writer.endObject()
+        }
+        if !state.serviceData.isEmpty {
+            writer.key("service_data")
+            writer.beginObject()
+            for uuid in state.serviceData.keys.sorted() {
+                writer.field(uuid, Hex.string(state.serviceData[uuid]!))
+            }
+            writer.endObject()
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `bridge/devices` changes at most once a second.
+    func markDevicesListDirty() {
+        devicesListDirty = true
+        guard !devicesListFlushScheduled else { return }
+        devicesListFlushScheduled = true
+        spawn {
+            try? await Task.sleep(for: .milliseconds(500))
+            await self.publishDevicesList()
+        }
+    }
+
+    private func publishDevicesList() {
+        devicesListFlushScheduled = false
+        guard devicesListDirty else { return }
+        devicesListDirty = false
+        outbox.send(MQTTMessage(topic: routes.bridgeDevicesTopic, payload: devicesListPayload(), qos: .atLeastOnce, retain: true))
+    }
+
+    func devicesListPayload() -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256)
+        writer.beginArray()
+        for device in devices.values.sorted(by: { $0.topic < $1.topic }) {
+            let state = tree.devices[device.path]
+            writer.beginObject()
+            writer.field("name", device.topic)
+            writer.field("address", device.address.description)
+            writer.field("connect", Self.policyName(device.policy))
+            writer.field("connected", state?.connected ?? false)
+            writer.field("available", device.online)
+            if let rssi = state?.rssi { writer.field("rssi", Int(rssi)) }
+            writer.endObject()
+        }
+        writer.endArray()
+        return writer.bytes
+    }
+
+    static func policyName(_ policy: DeviceConfiguration.ConnectPolicy) -> String {
+        switch policy {
+        case .always: "always"
+        case .onDemand: "on_demand"
+        case .never: "never"
+        }
+    }
+}

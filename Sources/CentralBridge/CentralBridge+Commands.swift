@@ -1,0 +1,190 @@
+import BlueZ
+import BridgeCore
+import Logging
+import MQTTCore
+
+extension CentralBridge {
+    /// At most this many commands wait per device; more get a `Busy` error result at once.
+    static let maxQueuedCommandsPerDevice = 32
+
+    /// A message on one of the bridge's command topics.
+    func handleCommandMessage(_ message: MQTTMessage) async {
+        if message.topic.hasPrefix(routes.bridgeRequestTopic("")) {
+            let verb = String(message.topic.dropFirst(routes.bridgeRequestTopic("").count))
+            await handleBridgeRequest(verb: verb, message: message)
+            return
+        }
+        guard let (path, routeIndex, isSet) = commandTarget(of: message.topic), let device = devices[path] else {
+            metrics.rejectedCommands.increment()
+            return
+        }
+        metrics.commands.increment()
+        let route = device.routes[routeIndex]
+        let request = SetPayload(parsing: message.payload)
+        let reply = ReplyAddress(
+            resultTopic: isSet ? route.setResultTopic : nil, responseTopic: message.properties.responseTopic,
+            correlationData: message.properties.correlationData, transaction: request.transaction)
+        let kind: PendingCommand.Kind
+        if isSet {
+            guard route.characteristic.write != nil else {
+                return fail(reply, .gattway(
+                    "NotWritable", "\(route.characteristic.topicName) of \(device.topic) is not configured as writable"))
+            }
+            do {
+                kind = .write(try route.characteristic.codec.encode(payload: request.value))
+            } catch {
+                return fail(reply, .gattway(
+                    "InvalidPayload", "the payload cannot be encoded with codec \(route.characteristic.codec): \(error)"))
+            }
+        } else {
+            kind = .read
+        }
+        guard device.commands.count < Self.maxQueuedCommandsPerDevice else {
+            return fail(reply, .gattway("Busy", "\(device.topic) already has \(device.commands.count) commands waiting"))
+        }
+        devices[path]?.commands.append(PendingCommand(
+            kind: kind, route: routeIndex, transaction: request.transaction,
+            responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData))
+        if !(devices[path]?.commandWorkerRunning ?? true) {
+            devices[path]?.commandWorkerRunning = true
+            spawn { await self.runCommands(path) }
+        }
+    }
+
+    /// Where a topic points: the device path, the route index, and whether it is a `/set` (else a `/get`).
+    private func commandTarget(of topic: String) -> (String, Int, Bool)? {
+        let isSet = topic.hasSuffix("/set")
+        guard isSet || topic.hasSuffix("/get") else { return nil }
+        let valueTopic = String(topic.dropLast(4))
+        for (path, device) in devices {
+            if let index = device.routes.firstIndex(where: { $0.valueTopic == valueTopic }) {
+                return (path, index, isSet)
+            }
+        }
+        return nil
+    }
+
+    /// Runs the device's queued commands one after the other (one GATT operation in flight per device; other
+    /// devices have their own workers, so a slow device never stalls another).
+    private func runCommands(_ path: String) async {
+        while let command = devices[path]?.commands.popFirst(), let device = devices[path] {
+            let route = device.routes[command.route]
+            let reply = ReplyAddress(
+                resultTopic: { if case .write = command.kind { route.setResultTopic } else { nil } }(),
+                responseTopic: command.responseTopic, correlationData: command.correlationData,
+                transaction: command.transaction)
+            do {
+                let characteristicPath = try await readyCharacteristic(path, route)
+                let timeout = configuration.bluetooth.requestTimeout
+                switch command.kind {
+                case .write(let bytes):
+                    let type: BlueZWriteType = route.characteristic.write == .withoutResponse ? .command : .request
+                    try await retryingInProgress {
+                        try await self.bluez.writeValue(characteristic: characteristicPath, bytes, type: type, timeout: timeout)
+                    }
+                    succeed(reply)
+                case .read:
+                    let value = try await retryingInProgress {
+                        try await self.bluez.readValue(characteristic: characteristicPath, timeout: timeout)
+                    }
+                    publishReadValue(value, route: route, reply: reply)
+                }
+            } catch {
+                metrics.commandFailures.increment()
+                fail(reply, Self.failure(from: error))
+            }
+            devices[path]?.lastActivity = .now
+        }
+        devices[path]?.commandWorkerRunning = false
+        if case .onDemand = devices[path]?.policy { scheduleIdleDisconnect(path) }
+    }
+
+    /// The characteristic's object path once the device is connected: on_demand devices are connected now;
+    /// others are waited for up to the request timeout.
+    private func readyCharacteristic(_ path: String, _ route: CharacteristicRoute) async throws -> String {
+        guard let device = devices[path] else { throw CommandFailure.gattway("DeviceUnavailable", "the device is gone") }
+        let timeout = configuration.bluetooth.requestTimeout
+        if !(tree.devices[path]?.servicesResolved ?? false) {
+            switch device.policy {
+            case .onDemand: try await establish(path)
+            case .always:
+                do {
+                    try await waitForDevice(path, timeout: timeout) { $0?.servicesResolved ?? false }
+                } catch {
+                    throw CommandFailure(
+                        name: BlueZName.Error.notConnected,
+                        message: "\(device.topic) is not connected (waited \(timeout))")
+                }
+            case .never:
+                throw CommandFailure.gattway("NotConnectable", "\(device.topic) is configured with connect: never")
+            }
+        }
+        guard let characteristic = tree.characteristic(
+            ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
+        else {
+            throw CommandFailure.gattway(
+                "NoSuchCharacteristic",
+                "\(device.topic) has no characteristic \(route.characteristic.uuid) in service \(route.characteristic.service)")
+        }
+        return characteristic.path
+    }
+
+    private func publishReadValue(_ value: [UInt8], route: CharacteristicRoute, reply: ReplyAddress) {
+        guard let payload = try? route.characteristic.codec.decode(value) else {
+            return fail(reply, .gattway("UndecodableValue", "the value read cannot be decoded with codec \(route.characteristic.codec)"))
+        }
+        // The value topic gets it through PropertiesChanged(Value) (BlueZ updates Value on a read); the requester's
+        // Response Topic gets it directly.
+        if let responseTopic = reply.responseTopic {
+            var properties = MQTTProperties()
+            properties.correlationData = reply.correlationData
+            outbox.send(MQTTMessage(topic: responseTopic, payload: payload, qos: .atLeastOnce, properties: properties))
+        }
+    }
+
+    func succeed(_ reply: ReplyAddress, extra: ((inout JSONWriter) -> Void)? = nil) {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("ok", true)
+        extra?(&writer)
+        reply.writeTransaction(into: &writer)
+        writer.endObject()
+        send(writer.bytes, to: reply)
+    }
+
+    func fail(_ reply: ReplyAddress, _ failure: CommandFailure) {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("ok", false)
+        writer.field("error", failure.name)
+        writer.field("message", failure.message)
+        reply.writeTransaction(into: &writer)
+        writer.endObject()
+        send(writer.bytes, to: reply)
+    }
+
+    private func send(_ payload: [UInt8], to reply: ReplyAddress) {
+        if let topic = reply.resultTopic {
+            outbox.send(MQTTMessage(topic: topic, payload: payload, qos: .atLeastOnce))
+        }
+        if let responseTopic = reply.responseTopic {
+            var properties = MQTTProperties()
+            properties.correlationData = reply.correlationData
+            outbox.send(MQTTMessage(topic: responseTopic, payload: payload, qos: .atLeastOnce, properties: properties))
+        }
+    }
+}
+
+/// Where the outcome of a command goes: its result topic and, with MQTT 5, the requester's Response Topic.
+struct ReplyAddress: Sendable {
+    let resultTopic: String?
+    let responseTopic: String?
+    let correlationData: [UInt8]?
+    let transaction: JSONValue?
+
+    func writeTransaction(into writer: inout JSONWriter) {
+        guard let transaction else { return }
+        writer.key("transaction")
+        transaction.write(to: &writer)
+    }
+}

@@ -1,0 +1,183 @@
+import BlueZ
+import BluetoothCore
+import BridgeCore
+import DBus
+import Logging
+import MQTTCore
+
+extension CentralBridge {
+    /// Starts the connect → resolve → subscribe → wait for loss → back off loop of a device, once.
+    func startLink(_ path: String) {
+        guard var device = devices[path], !device.linkRunning, !shuttingDown else { return }
+        device.linkRunning = true
+        devices[path] = device
+        spawn { await self.runLink(path) }
+    }
+
+    private func runLink(_ path: String) async {
+        let bluetooth = configuration.bluetooth
+        var backoff = JitteredBackoff(initial: bluetooth.reconnectInitial, maximum: bluetooth.reconnectMax)
+        defer { devices[path]?.linkRunning = false }
+        while !Task.isCancelled, !shuttingDown, let device = devices[path] {
+            do {
+                try await establish(path)
+                backoff.reset()
+                if case .onDemand = device.policy { return }
+                // Connected and subscribed: wait for the link to drop (the tree tells), without a deadline.
+                try await waitForDevice(path, timeout: .seconds(86_400 * 365)) { !($0?.connected ?? false) }
+                linkLost(path)
+            } catch is CancellationError {
+                return
+            } catch {
+                let failure = Self.failure(from: error)
+                logger.info(
+                    "device.connect.failed",
+                    metadata: ["device.name": "\(device.topic)", "error": "\(failure.name): \(failure.message)"])
+                publishEvent(type: "device_connect_failed", device: device.topic, error: failure)
+                if devices[path]?.online ?? false { linkLost(path) }
+                if case .onDemand = device.policy { return }
+            }
+            guard !shuttingDown else { return }
+            let delay = backoff.next()
+            try? await Task.sleep(for: delay)
+        }
+    }
+
+    /// Connects the device (when needed), waits for its GATT tree and subscribes to its notifications.
+    func establish(_ path: String) async throws {
+        guard let device = devices[path] else { throw CommandFailure.gattway("DeviceUnavailable", "device is no longer tracked") }
+        let bluetooth = configuration.bluetooth
+        if tree.devices[path] == nil {
+            // Not heard of yet (or forgotten by bluetoothd): wait for an advertisement.
+            try await waitForDevice(path, timeout: bluetooth.connectTimeout) { $0 != nil }
+        }
+        if !(tree.devices[path]?.connected ?? false) {
+            await acquireConnectSlot()
+            defer { releaseConnectSlot() }
+            try await retryingInProgress { try await self.bluez.connect(device: path, timeout: bluetooth.connectTimeout) }
+            metrics.connects.increment()
+        }
+        // GATT discovery continues after Connect replies: use the tree only once ServicesResolved is true.
+        try await waitForDevice(path, timeout: bluetooth.connectTimeout) { ($0?.servicesResolved ?? false) || !($0?.connected ?? false) }
+        guard tree.devices[path]?.servicesResolved ?? false else {
+            throw CommandFailure(name: BlueZName.Error.notConnected, message: "the device disconnected while its services were resolved")
+        }
+        try await subscribeNotifications(path)
+        devices[path]?.lastActivity = .now
+        store.rememberCharacteristics(of: device.address, paths: resolvedPaths(path))
+        publishAvailability(path, online: true)
+        logger.notice("device.online", metadata: ["device.name": "\(device.topic)"])
+        if case .onDemand = device.policy { scheduleIdleDisconnect(path) }
+    }
+
+    private func resolvedPaths(_ path: String) -> [String: String] {
+        guard let device = devices[path] else { return [:] }
+        var resolved: [String: String] = [:]
+        for route in device.routes {
+            if let characteristic = tree.characteristic(
+                ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
+            {
+                resolved[route.characteristic.topicName] = characteristic.path
+            }
+        }
+        return resolved
+    }
+
+    /// Subscribes to every configured notify characteristic: AcquireNotify first (a socket, no dbus-daemon hop per
+    /// value), StartNotify (PropertiesChanged) when the characteristic or BlueZ refuses.
+    private func subscribeNotifications(_ path: String) async throws {
+        guard let device = devices[path] else { return }
+        closeSockets(path)
+        var valueRoutes: [String: Int] = [:]
+        for (index, route) in device.routes.enumerated() {
+            guard let characteristic = tree.characteristic(
+                ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
+            else {
+                if route.characteristic.notify || route.characteristic.read || route.characteristic.write != nil {
+                    logger.warning(
+                        "device.characteristic.missing",
+                        metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"])
+                }
+                continue
+            }
+            // Reads (`/get`) arrive as PropertiesChanged(Value) too, for every configured characteristic.
+            valueRoutes[characteristic.path] = index
+            guard route.characteristic.notify, characteristic.canNotify else { continue }
+            do {
+                let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristic.path)
+                let socket = NotificationSocket(fd: fd.take(), mtu: mtu)
+                devices[path]?.sockets.append(socket)
+                let publisher = NotificationPublisher(
+                    route: route, mqtt: mqtt, store: store, metrics: metrics, logger: logger)
+                spawn { await publisher.run(socket) }
+                // Values now arrive on the socket; a PropertiesChanged(Value) is then only a read's echo.
+                logger.debug("device.notify.acquired", metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"])
+            } catch {
+                logger.info(
+                    "device.notify.fallback",
+                    metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)", "error": "\(error)"])
+                try await retryingInProgress { try await self.bluez.startNotify(characteristic: characteristic.path) }
+            }
+        }
+        devices[path]?.valueRoutes = valueRoutes
+    }
+
+    /// The link dropped (or could not be completed): release its sockets and publish it offline.
+    func linkLost(_ path: String) {
+        guard let device = devices[path] else { return }
+        closeSockets(path)
+        if device.online {
+            logger.notice("device.offline", metadata: ["device.name": "\(device.topic)"])
+            metrics.disconnects.increment()
+        }
+        publishAvailability(path, online: false)
+    }
+
+    func closeSockets(_ path: String) {
+        guard let sockets = devices[path]?.sockets, !sockets.isEmpty else { return }
+        for socket in sockets { socket.close() }
+        devices[path]?.sockets = []
+    }
+
+    /// on_demand devices: disconnect after the idle timeout since the last command.
+    func scheduleIdleDisconnect(_ path: String) {
+        guard case .onDemand(let idle) = devices[path]?.policy else { return }
+        spawn {
+            try? await Task.sleep(for: idle)
+            await self.disconnectIfIdle(path, idle: idle)
+        }
+    }
+
+    private func disconnectIfIdle(_ path: String, idle: Duration) async {
+        guard let device = devices[path], device.online, !device.commandWorkerRunning,
+            ContinuousClock.now - device.lastActivity >= idle
+        else { return }
+        closeSockets(path)
+        try? await bluez.disconnect(device: path)
+    }
+
+    /// Retries an operation that BlueZ refuses with InProgress (routine for concurrent GATT operations), a bounded
+    /// number of times with jittered backoff.
+    func retryingInProgress<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
+        var backoff = JitteredBackoff(initial: .milliseconds(50), maximum: .milliseconds(800))
+        for _ in 0..<5 {
+            do { return try await operation() } catch let error as DBusError where error.name == BlueZName.Error.inProgress {
+                metrics.inProgressRetries.increment()
+                try await Task.sleep(for: backoff.next())
+            }
+        }
+        return try await operation()
+    }
+
+    static func failure(from error: any Error) -> CommandFailure {
+        switch error {
+        case let failure as CommandFailure: failure
+        case let dbus as DBusError:
+            dbus.name == DBusError.noReply
+                ? CommandFailure.gattway("Timeout", "BlueZ did not answer in time (\(dbus.message))")
+                : CommandFailure(name: dbus.name, message: dbus.message)
+        case is CancellationError: CommandFailure.gattway("Cancelled", "Gattway is stopping")
+        default: CommandFailure.gattway("Failed", "\(error)")
+        }
+    }
+}

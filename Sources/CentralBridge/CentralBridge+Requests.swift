@@ -1,0 +1,77 @@
+import BlueZ
+import BridgeCore
+import Logging
+import MQTTCore
+
+extension CentralBridge {
+    /// `bridge/request/<verb>` → `bridge/response/<verb>` (and the MQTT 5 Response Topic), echoing `transaction`.
+    ///
+    /// Payloads: `{"device": "<name or address>", "transaction": …}` for connect / disconnect / remove;
+    /// `{"duration": seconds}` for scan (default 10, at most 300); anything (or nothing) for devices.
+    func handleBridgeRequest(verb: String, message: MQTTMessage) async {
+        let body = (try? JSONValue(parsing: message.payload)) ?? .object([])
+        let reply = ReplyAddress(
+            resultTopic: routes.bridgeResponseTopic(verb), responseTopic: message.properties.responseTopic,
+            correlationData: message.properties.correlationData, transaction: body["transaction"])
+        switch verb {
+        case "devices":
+            let list = devicesListPayload()
+            succeed(reply) { writer in
+                writer.key("devices")
+                writer.rawValue(list)
+            }
+        case "scan":
+            let seconds = body["duration"]?.doubleValue ?? 10
+            guard seconds > 0, seconds <= 300 else {
+                return fail(reply, .gattway("InvalidRequest", "duration must be between 0 and 300 seconds"))
+            }
+            discovering = false
+            await ensureDiscovery()
+            succeed(reply) { writer in
+                writer.field("discovering", self.discovering)
+                writer.field("known_devices", self.tree.devices.count)
+            }
+        case "connect", "disconnect", "remove":
+            guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),
+                let path = devicePath(named: name)
+            else {
+                return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(body["device"]?.stringValue ?? message.payloadText)"))
+            }
+            await perform(verb, on: path, reply: reply)
+        default:
+            fail(reply, .gattway("UnknownRequest", "unknown bridge request \(verb)"))
+        }
+    }
+
+    private func devicePath(named name: String) -> String? {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        return devices.values.first { $0.topic == trimmed || $0.address.description == trimmed.uppercased() }?.path
+    }
+
+    private func perform(_ verb: String, on path: String, reply: ReplyAddress) async {
+        guard let device = devices[path] else { return }
+        do {
+            switch verb {
+            case "connect":
+                if case .never = device.policy {
+                    throw CommandFailure.gattway("NotConnectable", "\(device.topic) is configured with connect: never")
+                }
+                try await establish(path)
+            case "disconnect":
+                closeSockets(path)
+                try await bluez.disconnect(device: path)
+            default:
+                closeSockets(path)
+                publishAvailability(path, online: false)
+                devices[path] = nil
+                tree.pinnedDevices.remove(path)
+                store.forget(address: device.address)
+                try await bluez.removeDevice(adapter: adapterPath, device: path)
+                markDevicesListDirty()
+            }
+            succeed(reply) { $0.field("device", device.topic) }
+        } catch {
+            fail(reply, Self.failure(from: error))
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import Metrics
+
+/// The central bridge's counters (swift-metrics; the backend is chosen in main).
+struct CentralMetrics: Sendable {
+    let notifications = Counter(label: "gattway.central.notifications")
+    let notificationsDropped = Counter(label: "gattway.central.notifications.dropped")
+    let decodeFailures = Counter(label: "gattway.central.decode_failures")
+    let connects = Counter(label: "gattway.central.connects")
+    let disconnects = Counter(label: "gattway.central.disconnects")
+    let inProgressRetries = Counter(label: "gattway.central.inprogress_retries")
+    let commands = Counter(label: "gattway.central.commands")
+    let commandFailures = Counter(label: "gattway.central.command_failures")
+    let rejectedCommands = Counter(label: "gattway.central.rejected_commands")
+}

@@ -1,0 +1,127 @@
+import BluetoothCore
+import Foundation
+import Logging
+import Synchronization
+
+/// What the central bridge remembers across restarts: known devices (address → topic), their resolved
+/// characteristics, and the last value of each retained value topic, saved atomically in the state directory.
+///
+/// The last values let a restarted bridge skip republishing a retained value that did not change, so restarts do
+/// not re-flood retained topics.
+final class CentralStateStore: Sendable {
+    private struct Snapshot: Codable {
+        var version = 1
+        var devices: [String: KnownDevice] = [:]
+        var lastValues: [String: String] = [:]
+    }
+
+    private struct KnownDevice: Codable {
+        var topic: String
+        var characteristics: [String: String] = [:]
+    }
+
+    private struct State {
+        var snapshot = Snapshot()
+        var lastValues: [String: [UInt8]] = [:]
+        var publishedThisRun: Set<String> = []
+        var dirty = false
+    }
+
+    private let fileURL: URL
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(directory: String, logger: Logger) {
+        fileURL = URL(fileURLWithPath: directory).appendingPathComponent("central-state.json")
+        self.logger = logger
+    }
+
+    func load() {
+        guard let data = try? Data(contentsOf: fileURL) else { return }
+        do {
+            let snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
+            let values = snapshot.lastValues.compactMapValues { Data(base64Encoded: $0).map { [UInt8]($0) } }
+            state.withLock {
+                $0.snapshot = snapshot
+                $0.lastValues = values
+            }
+            logger.info("state.restored", metadata: ["devices": "\(snapshot.devices.count)", "path": "\(fileURL.path)"])
+        } catch {
+            // A damaged state file is set aside, not fatal: the bridge starts afresh.
+            logger.warning("state.unreadable", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])
+            try? FileManager.default.moveItem(at: fileURL, to: fileURL.appendingPathExtension("damaged"))
+        }
+    }
+
+    func topic(of address: BluetoothAddress) -> String? {
+        state.withLock { $0.snapshot.devices[address.description]?.topic }
+    }
+
+    func isTopicTaken(_ topic: String) -> Bool {
+        state.withLock { $0.snapshot.devices.values.contains { $0.topic == topic } }
+    }
+
+    func remember(address: BluetoothAddress, topic: String) {
+        state.withLock {
+            guard $0.snapshot.devices[address.description]?.topic != topic else { return }
+            $0.snapshot.devices[address.description, default: KnownDevice(topic: topic)].topic = topic
+            $0.dirty = true
+        }
+    }
+
+    func rememberCharacteristics(of address: BluetoothAddress, paths: [String: String]) {
+        state.withLock {
+            guard $0.snapshot.devices[address.description]?.characteristics != paths else { return }
+            $0.snapshot.devices[address.description]?.characteristics = paths
+            $0.dirty = true
+        }
+    }
+
+    func forget(address: BluetoothAddress) {
+        state.withLock {
+            $0.snapshot.devices[address.description] = nil
+            $0.dirty = true
+        }
+    }
+
+    func lastValue(of topic: String) -> [UInt8]? { state.withLock { $0.lastValues[topic] } }
+
+    func setLastValue(_ value: [UInt8], of topic: String) {
+        state.withLock {
+            $0.lastValues[topic] = value
+            $0.dirty = true
+        }
+    }
+
+    func hasPublished(_ topic: String) -> Bool { state.withLock { $0.publishedThisRun.contains(topic) } }
+    func markPublished(_ topic: String) { _ = state.withLock { $0.publishedThisRun.insert(topic) } }
+
+    func saveIfDirty() {
+        if state.withLock({ $0.dirty }) { save() }
+    }
+
+    /// Writes the state to a temporary file and renames it over the old one, so a crash never leaves half a file.
+    func save() {
+        let snapshot: Snapshot = state.withLock {
+            $0.dirty = false
+            var snapshot = $0.snapshot
+            snapshot.lastValues = $0.lastValues.mapValues { Data($0).base64EncodedString() }
+            return snapshot
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let data = try encoder.encode(snapshot)
+            let temporary = fileURL.appendingPathExtension("tmp")
+            try data.write(to: temporary)
+            if rename(temporary.path, fileURL.path) != 0 {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: fileURL.path])
+            }
+        } catch {
+            state.withLock { $0.dirty = true }
+            logger.warning("state.save.failed", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])
+        }
+    }
+}

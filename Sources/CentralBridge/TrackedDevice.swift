@@ -1,0 +1,55 @@
+import BlueZ
+import BluetoothCore
+import BridgeCore
+import DequeModule
+import MQTTCore
+
+/// A peripheral the bridge has matched to a configured device and looks after.
+struct TrackedDevice: Sendable {
+    let path: String
+    let address: BluetoothAddress
+    let configIndex: Int
+    let topic: String
+    let routes: [CharacteristicRoute]
+    let policy: DeviceConfiguration.ConnectPolicy
+
+    /// Whether a link loop (connect, subscribe, wait, reconnect) is running for it.
+    var linkRunning = false
+    /// Availability as last published.
+    var online = false
+    /// Notification sockets held while connected (AcquireNotify).
+    var sockets: [NotificationSocket] = []
+    /// Characteristic path → route index, for values that arrive as PropertiesChanged (StartNotify or reads).
+    var valueRoutes: [String: Int] = [:]
+    /// Commands waiting for their turn: one GATT operation at a time per device.
+    var commands: Deque<PendingCommand> = []
+    var commandWorkerRunning = false
+    var lastAdvertPublished: ContinuousClock.Instant?
+    var lastAdvertPayload: [UInt8] = []
+    var advertFlushScheduled = false
+    var lastActivity = ContinuousClock.now
+}
+
+/// A `/set` or `/get` (or a bridge request needing the device) waiting for the device.
+struct PendingCommand: Sendable {
+    enum Kind: Sendable {
+        case write([UInt8])
+        case read
+    }
+
+    let kind: Kind
+    let route: Int
+    let transaction: JSONValue?
+    let responseTopic: String?
+    let correlationData: [UInt8]?
+}
+
+/// A device-related failure reported back on MQTT: the BlueZ error name where there is one, else Gattway's own.
+struct CommandFailure: Error, Sendable {
+    let name: String
+    let message: String
+
+    static func gattway(_ code: String, _ message: String) -> CommandFailure {
+        CommandFailure(name: "gattway.Error.\(code)", message: message)
+    }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// The `gattway` command: a BLE ⇄ MQTT bridge daemon and its configuration tools.
+@main
+struct Gattway: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gattway",
+        abstract: "Bridge Bluetooth Low Energy devices (through BlueZ) and MQTT brokers, both ways.",
+        version: GattwayVersion.current,
+        subcommands: [RunCommand.self, CheckConfigCommand.self, SchemaCommand.self],
+        defaultSubcommand: nil
+    )
+}
+
+enum GattwayVersion {
+    static let current = "0.1.0"
+}
