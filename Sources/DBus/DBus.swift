@@ -1,1 +1,0 @@
-// DBus module.

@@ -1,0 +1,143 @@
+internal import CDBus
+
+/// One signal stream's rule and its end of the stream.
+struct SignalSubscription {
+    var rule: DBusMatchRule
+    var continuation: AsyncStream<DBusSignal>.Continuation
+    var drops: DBusCounter
+}
+
+/// The current owner of a well-known name used as a rule's `sender`, kept up to date from NameOwnerChanged.
+struct TrackedOwner {
+    var owner: String?
+    var users: Int
+}
+
+extension DBusConnection {
+    /// Subscribes to the signals matching `rule`.
+    ///
+    /// Buffer policy: `buffering` bounds what waits for the consumer (default: the newest 4096 signals); each
+    /// signal dropped on overflow is counted in the stream's `droppedCount` and the connection's
+    /// `droppedSignalCount`. Several streams may match the same signal; each gets its own copy. `AddMatch` is sent
+    /// before this returns; `RemoveMatch` is sent when the consumer stops iterating or drops the stream.
+    package func signals(
+        matching rule: DBusMatchRule, buffering: DBusSignalBuffering = .standard
+    ) async throws -> DBusSignalStream {
+        _ = try requireHandle("AddMatch \(rule.ruleString)")
+        let policy: AsyncStream<DBusSignal>.Continuation.BufferingPolicy
+        switch buffering {
+        case .dropOldest(let limit): policy = .bufferingNewest(max(1, limit))
+        case .dropNewest(let limit): policy = .bufferingOldest(max(1, limit))
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: policy)
+        let token = makeToken()
+        let drops = DBusCounter()
+        subscriptions[token] = SignalSubscription(rule: rule, continuation: continuation, drops: drops)
+        continuation.onTermination = { [weak self] _ in
+            self?.executor.queue.async { [weak self] in
+                self?.assumeIsolated { $0.removeSubscription(token) }
+            }
+        }
+        do {
+            if let sender = rule.sender, isWellKnown(sender) { try await trackOwner(of: sender) }
+            _ = try await callBus("AddMatch", [.string(rule.ruleString)])
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        logger.trace("dbus.match.added", metadata: ["dbus.rule": "\(rule.ruleString)"])
+        return DBusSignalStream(stream: stream, drops: drops)
+    }
+
+    private func removeSubscription(_ token: UInt64) {
+        guard let subscription = subscriptions.removeValue(forKey: token) else { return }
+        if let sender = subscription.rule.sender, isWellKnown(sender) { untrackOwner(of: sender) }
+        removeMatch(subscription.rule.ruleString)
+    }
+
+    private func removeMatch(_ rule: String) {
+        guard handle != nil else { return }
+        do {
+            try send(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                method: "RemoveMatch", arguments: [.string(rule)])
+            logger.trace("dbus.match.removed", metadata: ["dbus.rule": "\(rule)"])
+        } catch {
+            logger.debug("dbus.match.remove_failed", metadata: ["dbus.rule": "\(rule)", "error": "\(error)"])
+        }
+    }
+
+    private func isWellKnown(_ name: String) -> Bool {
+        !name.hasPrefix(":") && name != "org.freedesktop.DBus"
+    }
+
+    private static func ownerRule(_ name: String) -> DBusMatchRule {
+        DBusMatchRule(
+            sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+            arg0: name)
+    }
+
+    /// Signals carry the sender's unique name, so a rule naming `org.bluez` needs to know who owns it now.
+    private func trackOwner(of name: String) async throws {
+        if trackedOwners[name] != nil {
+            trackedOwners[name]!.users += 1
+            return
+        }
+        trackedOwners[name] = TrackedOwner(owner: nil, users: 1)
+        _ = try await callBus("AddMatch", [.string(Self.ownerRule(name).ruleString)])
+        let owner = try await getNameOwner(name)
+        // A NameOwnerChanged that arrived before the reply is older than it, so the reply wins.
+        if trackedOwners[name] != nil { trackedOwners[name]!.owner = owner }
+    }
+
+    private func untrackOwner(of name: String) {
+        guard var tracked = trackedOwners[name] else { return }
+        tracked.users -= 1
+        if tracked.users > 0 {
+            trackedOwners[name] = tracked
+        } else {
+            trackedOwners[name] = nil
+            removeMatch(Self.ownerRule(name).ruleString)
+        }
+    }
+
+    /// Fans a signal out to every stream whose rule matches; decodes it at most once.
+    func deliverSignal(_ message: OpaquePointer) {
+        let sender = Self.string(dbus_message_get_sender(message))
+        let path = Self.string(dbus_message_get_path(message))
+        let interface = Self.string(dbus_message_get_interface(message))
+        let member = Self.string(dbus_message_get_member(message))
+        var arg0Cache: String??
+        func arg0() -> String? {
+            if let cached = arg0Cache { return cached }
+            let value = DBusMessageReader.firstString(of: message)
+            arg0Cache = .some(value)
+            return value
+        }
+        if sender == "org.freedesktop.DBus", interface == "org.freedesktop.DBus", member == "NameOwnerChanged",
+            let name = arg0(), trackedOwners[name] != nil
+        {
+            let newOwner = DBusMessageReader.arguments(of: message).last?.string
+            trackedOwners[name]!.owner = (newOwner?.isEmpty ?? true) ? nil : newOwner
+        }
+        var decoded: DBusSignal?
+        for (_, subscription) in subscriptions {
+            let rule = subscription.rule
+            let owner = rule.sender.flatMap { trackedOwners[$0]?.owner }
+            guard
+                rule.matches(
+                    sender: sender, senderOwner: owner, interface: interface, member: member, path: path,
+                    arg0: arg0)
+            else { continue }
+            if decoded == nil {
+                decoded = DBusSignal(
+                    sender: sender ?? "", path: path ?? "", interface: interface ?? "", member: member ?? "",
+                    arguments: DBusMessageReader.arguments(of: message))
+            }
+            if case .dropped = subscription.continuation.yield(decoded!) {
+                subscription.drops.increment()
+                droppedSignals.increment()
+            }
+        }
+    }
+}

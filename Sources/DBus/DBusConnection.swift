@@ -1,0 +1,196 @@
+internal import CDBus
+import Dispatch
+import Logging
+
+/// One private connection to a message bus, driven on its own serial queue.
+///
+/// The actor runs on a `DBusQueueExecutor`; libdbus's socket watches and timeouts are DispatchSources on that
+/// queue, and every libdbus call and callback happens there, so the C state needs no locks. Only decoded,
+/// Sendable values leave the actor.
+package actor DBusConnection {
+    nonisolated let executor: DBusQueueExecutor
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// The unique name the bus gave this connection, e.g. `:1.42`.
+    package nonisolated let uniqueName: String
+    nonisolated let logger: Logger
+
+    /// nil once closed.
+    var handle: OpaquePointer?
+    var watchSources: [UInt: [any DispatchSourceProtocol]] = [:]
+    var timeoutSources: [UInt: any DispatchSourceTimer] = [:]
+    var dispatchScheduled = false
+    var nextToken: UInt64 = 1
+
+    var pendingCalls: [UInt64: PendingCall] = [:]
+    var subscriptions: [UInt64: SignalSubscription] = [:]
+    var trackedOwners: [String: TrackedOwner] = [:]
+    let droppedSignals = DBusCounter()
+
+    var objects: [String: ExportedObject] = [:]
+    var objectManagerRoots: Set<String> = []
+    /// Incoming calls whose async handler has not answered yet (each message is ref'd until then).
+    var awaitingReplies: [UInt64: OpaquePointer] = [:]
+    let disconnection = DBusDisconnection()
+
+    /// Bounds on what this connection lets pile up; beyond them calls fail with `LimitsExceeded`.
+    static let maxAsyncHandlersInFlight = 256
+    static let maxOutgoingBytes = 16 * 1024 * 1024
+
+    /// Opens a private connection to `bus` and registers it (Hello).
+    ///
+    /// Opening and registering block, so they run on the connection's own queue, never on the cooperative pool.
+    package static func connect(to bus: DBusBus, name: String = "dbus", logger: Logger) async throws
+        -> DBusConnection
+    {
+        let executor = DBusQueueExecutor(label: "gattway.dbus.\(name)")
+        let opened: OpenedConnection = try await withCheckedThrowingContinuation { continuation in
+            executor.queue.async {
+                continuation.resume(with: Result { () throws(DBusError) in try OpenedConnection.open(bus) })
+            }
+        }
+        let connection = DBusConnection(executor: executor, opened: opened, logger: logger)
+        await connection.start()
+        logger.debug("dbus.connected", metadata: ["dbus.unique_name": "\(opened.uniqueName)", "dbus.name": "\(name)"])
+        return connection
+    }
+
+    private init(executor: DBusQueueExecutor, opened: OpenedConnection, logger: Logger) {
+        self.executor = executor
+        self.uniqueName = opened.uniqueName
+        self.logger = logger
+        self.handle = opened.pointer
+    }
+
+    /// Whether the connection is open and the bus has not gone away.
+    package var isConnected: Bool {
+        guard let handle else { return false }
+        return dbus_connection_get_is_connected(handle) != 0
+    }
+
+    /// Returns once the connection has ended, by `close()` or because the bus went away (or when cancelled).
+    package nonisolated func waitUntilDisconnected() async {
+        await disconnection.wait()
+    }
+
+    /// Signals dropped by all of this connection's streams because their buffers were full.
+    package nonisolated var droppedSignalCount: Int { droppedSignals.value }
+
+    /// Closes the connection: pending calls fail with `Disconnected`, signal streams end, exports vanish.
+    package func close() {
+        guard let c = handle else { return }
+        handle = nil
+        // Remove our callbacks first: libdbus must not call into this actor once it is gone.
+        dbus_connection_remove_filter(c, DBusConnection.filterFunction, Unmanaged.passUnretained(self).toOpaque())
+        dbus_connection_set_dispatch_status_function(c, nil, nil, nil)
+        dbus_connection_set_watch_functions(c, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(c, nil, nil, nil, nil, nil)
+        failEverything(DBusError.notConnected("close()"))
+        dbus_connection_close(c)
+        dbus_connection_unref(c)
+        logger.debug("dbus.closed", metadata: ["dbus.unique_name": "\(uniqueName)"])
+    }
+
+    isolated deinit {
+        close()
+    }
+
+    /// Ends every stream and waiter and fails every pending call; used on close and on loss of the bus.
+    func failEverything(_ error: DBusError) {
+        for (_, call) in pendingCalls {
+            if let pending = call.pending {
+                dbus_pending_call_cancel(pending)
+                dbus_pending_call_unref(pending)
+            }
+            call.box.resume(.failure(error))
+        }
+        pendingCalls.removeAll()
+        for (_, subscription) in subscriptions { subscription.continuation.finish() }
+        subscriptions.removeAll()
+        trackedOwners.removeAll()
+        for (_, message) in awaitingReplies { dbus_message_unref(message) }
+        awaitingReplies.removeAll()
+        disconnection.end()
+    }
+
+    func makeToken() -> UInt64 {
+        defer { nextToken += 1 }
+        return nextToken
+    }
+
+    /// The open handle, or a `Disconnected` error naming what needed it.
+    func requireHandle(_ what: String) throws(DBusError) -> OpaquePointer {
+        guard let handle, dbus_connection_get_is_connected(handle) != 0 else { throw .notConnected(what) }
+        return handle
+    }
+
+    /// Queues `message` for sending, refusing when libdbus's outgoing queue (unbounded itself) is over our bound.
+    func send(_ message: OpaquePointer, _ what: String) throws(DBusError) {
+        let c = try requireHandle(what)
+        if dbus_connection_get_outgoing_size(c) > DBusConnection.maxOutgoingBytes {
+            throw DBusError(
+                name: DBusError.limitsExceeded,
+                message: "\(what): more than \(DBusConnection.maxOutgoingBytes) bytes are waiting to be written to the bus")
+        }
+        guard dbus_connection_send(c, message, nil) != 0 else {
+            throw DBusError(name: DBusError.noMemory, message: "\(what): libdbus could not queue the message")
+        }
+    }
+}
+
+/// A connection opened and registered on the connection's queue, on its way to the actor.
+///
+/// `@unchecked Sendable`: the pointer is handed over exactly once, from the queue that opened it to the actor
+/// that runs on the same queue, and libdbus connections are thread-safe anyway.
+final class OpenedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
+    let uniqueName: String
+
+    private init(pointer: OpaquePointer, uniqueName: String) {
+        self.pointer = pointer
+        self.uniqueName = uniqueName
+    }
+
+    /// Blocking: opens and registers. Call only on the connection's queue.
+    static func open(_ bus: DBusBus) throws(DBusError) -> OpenedConnection {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let connection: OpaquePointer?
+        let description: String
+        switch bus {
+        case .system:
+            description = "the system bus"
+            connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .session:
+            description = "the session bus"
+            connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .address(let address):
+            description = "the bus at \(address)"
+            connection = dbus_connection_open_private(address, &error)
+            if let connection, dbus_bus_register(connection, &error) == 0 {
+                dbus_connection_close(connection)
+                dbus_connection_unref(connection)
+                throw failure(&error, "cannot register with \(description)")
+            }
+        }
+        guard let connection else { throw failure(&error, "cannot connect to \(description)") }
+        // dbus_bus_get_private would otherwise call _exit() when the bus goes away.
+        dbus_connection_set_exit_on_disconnect(connection, 0)
+        guard let name = dbus_bus_get_unique_name(connection) else {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            throw DBusError(name: DBusError.failed, message: "\(description) gave no unique name")
+        }
+        return OpenedConnection(pointer: connection, uniqueName: String(cString: name))
+    }
+
+    private static func failure(_ error: inout CDBus.DBusError, _ context: String) -> DBusError {
+        if dbus_error_is_set(&error) != 0 {
+            let name = error.name.map { String(cString: $0) } ?? DBusError.failed
+            let message = error.message.map { String(cString: $0) } ?? ""
+            return DBusError(name: name, message: "\(context): \(message)")
+        }
+        return DBusError(name: DBusError.failed, message: context)
+    }
+}

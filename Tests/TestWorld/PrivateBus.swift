@@ -1,0 +1,108 @@
+import Foundation
+
+/// A private `dbus-daemon` for one test, listening on a unix socket in a fresh temporary folder.
+///
+/// Start it with `PrivateBus.start()` (or `withPrivateBus`), talk to it at `address`, and `stop()` it afterwards.
+/// A missing `dbus-daemon` fails the test with a clear message; it is never skipped.
+package final class PrivateBus: Sendable {
+    /// The address clients connect to, e.g. `unix:path=/tmp/gattway-bus-1234/bus,guid=…`.
+    package let address: String
+    private let daemon: ChildProcess
+    private let directory: String
+
+    private init(address: String, daemon: ChildProcess, directory: String) {
+        self.address = address
+        self.daemon = daemon
+        self.directory = directory
+    }
+
+    /// Starts `dbus-daemon` with a session-like configuration on a socket of its own.
+    package static func start() async throws -> PrivateBus {
+        let directory = try makeTemporaryDirectory("gattway-bus")
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+              <limit name="max_incoming_bytes">1000000000</limit>
+              <limit name="max_outgoing_bytes">1000000000</limit>
+              <limit name="max_replies_per_connection">50000</limit>
+            </busconfig>
+            """
+        let configPath = directory + "/bus.conf"
+        try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
+        let daemon: ChildProcess
+        do {
+            daemon = try ChildProcess(
+                "dbus-daemon", ["--config-file=\(configPath)", "--nofork", "--nopidfile", "--print-address=1"])
+        } catch {
+            throw TestWorldError("cannot start dbus-daemon (is the dbus package installed?): \(error)")
+        }
+        let address = try await daemon.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("unix:") }
+        return PrivateBus(address: address.trimmingCharacters(in: .whitespaces), daemon: daemon, directory: directory)
+    }
+
+    /// Stops the daemon and removes its folder. SIGKILL: a test bus has nothing to save, and under the test
+    /// runner dbus-daemon was seen to ignore SIGTERM until the grace period ran out.
+    package func stop() async {
+        daemon.send(SIGKILL)
+        _ = await daemon.waitForExit(timeout: .seconds(10))
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    package var isRunning: Bool { daemon.isRunning }
+}
+
+/// Runs `body` with a private bus that is stopped afterwards, whether `body` succeeds or throws.
+package func withPrivateBus<T>(_ body: (PrivateBus) async throws -> T) async throws -> T {
+    let bus = try await PrivateBus.start()
+    do {
+        let result = try await body(bus)
+        await bus.stop()
+        return result
+    } catch {
+        await bus.stop()
+        throw error
+    }
+}
+
+/// Runs a command-line tool to completion (with a timeout) and returns its standard output.
+///
+/// Output goes to a temporary file rather than a pipe, so everything is there once the process has exited.
+package func runTool(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(20)) async throws
+    -> String
+{
+    let directory = try makeTemporaryDirectory("gattway-tool")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let outputPath = directory + "/out", errorPath = directory + "/err"
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [executable] + arguments
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning {
+        if ContinuousClock.now > deadline {
+            process.terminate()
+            throw TestWorldError("\(executable) \(arguments) did not finish within \(timeout)")
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    guard process.terminationStatus == 0 else {
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        throw TestWorldError("\(executable) \(arguments) exited with \(process.terminationStatus): \(errors) \(output)")
+    }
+    return output
+}
