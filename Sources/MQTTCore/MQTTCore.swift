@@ -1,1 +1,0 @@
-// MQTTCore module.

@@ -1,0 +1,90 @@
+import CMosquitto
+import MQTTCore
+
+extension MosquittoClient {
+    /// The client passed as libmosquitto's `obj` (unretained: `run()` destroys the handle before it returns).
+    private static func client(_ context: UnsafeMutableRawPointer?) -> MosquittoClient? {
+        guard let context else { return nil }
+        return Unmanaged<MosquittoClient>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    /// Registers the C callbacks. They run inside our `mosquitto_loop_*` calls, i.e. on the client's queue, so they
+    /// copy what they need out of C memory and re-enter the actor with `assumeIsolated` (which traps otherwise).
+    func installCallbacks(_ handle: OpaquePointer) {
+        mosquitto_connect_v5_callback_set(handle) { _, context, rc, _, _ in
+            MosquittoClient.client(context)?.assumeIsolated { $0.connackReceived(rc) }
+        }
+        mosquitto_disconnect_v5_callback_set(handle) { _, context, rc, _ in
+            MosquittoClient.client(context)?.assumeIsolated { $0.disconnectReceived(rc) }
+        }
+        mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
+            MosquittoClient.client(context)?.assumeIsolated { $0.publishAcknowledged(mid, reasonCode: reasonCode) }
+        }
+        mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
+            guard let message, let client = MosquittoClient.client(context) else { return }
+            let copy = MosquittoClient.copyMessage(message.pointee, properties)  // libmosquitto frees `message` when we return
+            client.assumeIsolated { $0.messageReceived(copy) }
+        }
+        mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
+            let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(count, 0)))) } ?? []
+            MosquittoClient.client(context)?.assumeIsolated { $0.subscribeAcknowledged(mid, codes: codes) }
+        }
+        mosquitto_unsubscribe_v5_callback_set(handle) { _, context, mid, _ in
+            MosquittoClient.client(context)?.assumeIsolated { $0.resumeWaits(.unsuback(mid)) }
+        }
+    }
+
+    private static func copyMessage(_ message: mosquitto_message, _ properties: OpaquePointer?) -> MQTTMessage {
+        let topic = message.topic.map { String(cString: $0) } ?? ""
+        let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
+        return MQTTMessage(topic: topic, payload: payload, qos: MQTTQoS(rawValue: UInt8(clamping: message.qos)) ?? .atMostOnce,
+                           retain: message.retain, properties: MosquittoPropertyList.read(properties))
+    }
+
+    func connackReceived(_ rc: Int32) {
+        connectTimer?.cancel()
+        connectTimer = nil
+        guard state == .connecting else { return }
+        guard rc == 0 else {
+            connectionLost(.connectionRefused(MQTTConnectReason(code: Int(rc), protocolVersion: options.protocolVersion)))
+            return
+        }
+        state = .connected
+        hasConnectedBefore = true
+        backoff.reset()
+        lastConnectionError = nil
+        statistics.connects += 1
+        logger.info("mqtt.connected", metadata: ["mqtt.subscriptions": "\(subscriptions.count)"])
+        resubscribeAll()
+        eventContinuation.yield(.connected)
+        resumeWaits(.connected)
+        updateWriteInterest()
+    }
+
+    func disconnectReceived(_ rc: Int32) {
+        guard state == .connecting || state == .connected else { return }
+        let reason = rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : MosquittoResult.text(rc)
+        connectionLost(.library(operation: "the broker connection", code: rc, reason: reason))
+    }
+
+    func publishAcknowledged(_ mid: Int32, reasonCode: Int32) {
+        guard outstanding.remove(mid) != nil else { return }  // QoS 0 publishes also report here; they are not tracked
+        if reasonCode >= 128 {
+            statistics.publishesRefused += 1
+            logger.warning("mqtt.publish.refused", metadata: [LogKey.reasonCode: "\(reasonCode) \(String(cString: mosquitto_reason_string(reasonCode)))"])
+        }
+        guard !waits.isEmpty else { return }
+        resumeWaits(.publishSlot)
+        if outstanding.isEmpty { resumeWaits(.allAcked) }
+    }
+
+    func subscribeAcknowledged(_ mid: Int32, codes: [Int32]) {
+        if isWaiting(for: .suback(mid)) {
+            subscribeResults[mid] = codes
+            resumeWaits(.suback(mid))
+        } else if let refused = codes.first(where: { $0 >= 128 }) {
+            // A re-subscription after reconnect: nobody awaits it, so the operator learns of a refusal here.
+            logger.error("mqtt.resubscribe.refused", metadata: [LogKey.reasonCode: "\(refused)"])
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import MQTTCore
+
+extension MosquittoClient {
+    /// A change of the link to the broker.
+    package enum ConnectionEvent: Sendable, Equatable {
+        case connected
+        case disconnected(MQTTError)
+    }
+
+    /// Counters of everything the client did since it started.
+    package struct Statistics: Sendable, Equatable {
+        package var messagesReceived = 0
+        package var messagesPublished = 0
+        /// QoS 1/2 publishes the broker acknowledged with a failure reason code.
+        package var publishesRefused = 0
+        /// Publishes currently waiting for their acknowledgement (queued while offline included).
+        package var outstandingPublishes = 0
+        package var connects = 0
+        package var disconnects = 0
+        package var readPauses = 0
+        package var timePaused: Duration = .zero
+        /// Read passes forced because a pause reached its cap (see `MosquittoClient`).
+        package var pauseCapHits = 0
+        /// The most messages the inbound buffer ever held.
+        package var inboundBufferPeak = 0
+        package var inboundBuffered = 0
+    }
+}

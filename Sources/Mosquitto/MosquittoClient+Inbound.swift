@@ -1,0 +1,43 @@
+import MQTTCore
+
+extension MosquittoClient {
+    func messageReceived(_ message: MQTTMessage) {
+        inbound.append(message)
+        statistics.messagesReceived += 1
+        statistics.inboundBufferPeak = max(statistics.inboundBufferPeak, inbound.count)
+        if !readsPaused && inbound.count >= options.inboundBuffer.highWater { pauseReads() }
+        resumeWaits(.inbound)
+    }
+
+    /// Takes up to `maximum` buffered messages, waiting for one if none is there. Returns an empty batch when the
+    /// client has stopped and the buffer is drained, or when the calling task is cancelled.
+    func takeInbound(maximum: Int) async -> [MQTTMessage] {
+        while inbound.isEmpty {
+            if state == .stopped { return [] }
+            do {
+                try await wait(for: .inbound, operation: "receiving", timeout: nil)
+            } catch {
+                return []
+            }
+        }
+        let batch = inbound.take(maximum)
+        if readsPaused && inbound.count <= options.inboundBuffer.lowWater { resumeReads() }
+        return batch
+    }
+
+    /// Stops reading the socket: the broker keeps further messages (at most `receiveMaximum` unacknowledged).
+    private func pauseReads() {
+        readsPaused = true
+        pauseStarted = .now
+        statistics.readPauses += 1
+        socketWatch?.pauseReading()
+        logger.debug("mqtt.inbound.paused", metadata: [LogKey.buffered: "\(inbound.count)"])
+    }
+
+    private func resumeReads() {
+        readsPaused = false
+        if let pauseStarted { statistics.timePaused += ContinuousClock.now - pauseStarted }
+        pauseStarted = nil
+        socketWatch?.resumeReading()
+    }
+}

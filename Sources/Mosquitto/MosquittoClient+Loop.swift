@@ -1,0 +1,144 @@
+import CMosquitto
+import Dispatch
+import MQTTCore
+
+extension MosquittoClient {
+    /// Connects (or reconnects) now. `mosquitto_connect` does a blocking TCP connect on the client's own queue,
+    /// never on the cooperative pool; the CONNECT packet follows and CONNACK arrives through the read source.
+    func attemptConnect() {
+        guard state == .idle || state == .waitingToReconnect, let handle = handle?.pointer else { return }
+        state = .connecting
+        let broker = options.broker
+        let keepAlive = Int32(clamping: max(options.keepAlive.components.seconds, 5))
+        let rc = mosquitto_connect(handle, broker.host, Int32(broker.port), keepAlive)
+        guard rc == MosquittoResult.success else {
+            let error: MQTTError = rc == MOSQ_ERR_TLS.rawValue
+                ? .tlsSetupFailed(reason: "TLS handshake with \(broker) failed: \(MosquittoResult.text(rc))")
+                : MosquittoResult.unreachable(rc, broker: broker)
+            connectionLost(error)
+            return
+        }
+        guard startWatching(handle) else {
+            connectionLost(.library(operation: "watching the broker socket", code: MOSQ_ERR_ERRNO.rawValue, reason: "dup() failed"))
+            return
+        }
+        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
+        let timeout = options.connectTimeout
+        timer.schedule(deadline: .now() + timeout.dispatchInterval)
+        timer.setEventHandler { [weak self] in
+            self?.assumeIsolated { client in
+                guard client.state == .connecting else { return }
+                client.connectionLost(.timeout(operation: "connecting to \(broker)", after: timeout))
+            }
+        }
+        connectTimer?.cancel()
+        connectTimer = timer
+        timer.activate()
+        updateWriteInterest()
+    }
+
+    private func startWatching(_ handle: OpaquePointer) -> Bool {
+        stopWatching()
+        guard let watch = SocketWatch(
+            socket: mosquitto_socket(handle), queue: executor.queue,
+            readable: { [weak self] in self?.assumeIsolated { $0.socketReadable(forced: false) } },
+            writable: { [weak self] in self?.assumeIsolated { $0.socketWritable() } }
+        ) else { return false }
+        if readsPaused { watch.pauseReading() }
+        socketWatch = watch
+        return true
+    }
+
+    func stopWatching() {
+        socketWatch?.cancel()
+        socketWatch = nil
+    }
+
+    /// Reads every packet the kernel holds (up to 256 per event), unless the inbound buffer asks to pause.
+    func socketReadable(forced: Bool) {
+        guard let handle = handle?.pointer, let watch = socketWatch else { return }
+        var passes = 0
+        repeat {
+            let rc = mosquitto_loop_read(handle, 1)
+            guard rc == MosquittoResult.success else {
+                if socketWatch === watch { disconnectReceived(rc) }
+                return
+            }
+            passes += 1
+            if socketWatch !== watch { return }  // a callback ended this connection
+            if readsPaused && !forced { break }
+        } while passes < 256 && watch.bytesWaiting > 0
+        updateWriteInterest()
+    }
+
+    func socketWritable() {
+        guard let handle = handle?.pointer, let watch = socketWatch else { return }
+        let rc = mosquitto_loop_write(handle, 1)
+        if rc != MosquittoResult.success {
+            if socketWatch === watch { disconnectReceived(rc) }
+            return
+        }
+        updateWriteInterest()
+    }
+
+    /// Watches for writability only while libmosquitto has unsent bytes; wakes QoS 0 publishers when it has none.
+    func updateWriteInterest() {
+        guard let handle = handle?.pointer else { return }
+        let wantsWrite = mosquitto_want_write(handle)
+        socketWatch?.watchWrites(wantsWrite)
+        if !wantsWrite { resumeWaits(.writeDrained) }
+    }
+
+    /// The keepalive tick: `mosquitto_loop_misc` sends PINGREQ and notices a dead link; it also enforces the pause cap.
+    func startKeepaliveTimer() {
+        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
+        let interval = min(Duration.seconds(1), options.maximumPause / 2)
+        timer.schedule(deadline: .now() + interval.dispatchInterval, repeating: interval.dispatchInterval)
+        timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.keepaliveTick() } }
+        keepaliveTimer = timer
+        timer.activate()
+    }
+
+    private func keepaliveTick() {
+        guard let handle = handle?.pointer, state == .connecting || state == .connected else { return }
+        _ = mosquitto_loop_misc(handle)  // a keepalive failure arrives through on_disconnect
+        if readsPaused, let started = pauseStarted, ContinuousClock.now - started >= options.maximumPause {
+            statistics.pauseCapHits += 1
+            statistics.timePaused += ContinuousClock.now - started
+            pauseStarted = .now
+            logger.warning("mqtt.inbound.pause_cap", metadata: [LogKey.buffered: "\(inbound.count)"])
+            socketReadable(forced: true)
+        }
+        updateWriteInterest()
+    }
+
+    /// Ends the current attempt or connection; retries after a backoff delay unless retrying cannot help.
+    func connectionLost(_ error: MQTTError) {
+        guard state == .connecting || state == .connected else { return }
+        let wasConnected = state == .connected
+        stopWatching()
+        connectTimer?.cancel()
+        connectTimer = nil
+        lastConnectionError = error
+        if wasConnected { statistics.disconnects += 1 }
+        eventContinuation.yield(.disconnected(error))
+        // Subscriptions in flight are re-sent with all the others on reconnect; their callers need not wait.
+        resumeWaits(where: { if case .suback = $0 { true } else if case .unsuback = $0 { true } else { false } }, with: .success(()))
+        resumeWaits(.writeDrained)  // QoS 0 publishers see the state and fail with notConnected
+        guard error.isRetriable else {
+            fail(error)
+            resumeWaits(.connected, with: .failure(error))
+            return
+        }
+        state = .waitingToReconnect
+        let delay = backoff.next()
+        logger.warning(wasConnected ? "mqtt.disconnected" : "mqtt.connect_failed",
+                       metadata: [LogKey.error: "\(error)", LogKey.delay: "\(delay)"])
+        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
+        timer.schedule(deadline: .now() + delay.dispatchInterval)
+        timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.attemptConnect() } }
+        reconnectTimer?.cancel()
+        reconnectTimer = timer
+        timer.activate()
+    }
+}

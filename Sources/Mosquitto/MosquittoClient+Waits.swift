@@ -1,0 +1,65 @@
+import Dispatch
+import MQTTCore
+
+extension MosquittoClient {
+    /// What a suspended caller waits for; resumed by the loop when it happens.
+    enum WaitReason: Hashable {
+        case publishSlot, writeDrained, allAcked, inbound, connected, stopped
+        case suback(Int32), unsuback(Int32)
+    }
+
+    struct PendingWait {
+        let reason: WaitReason
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// Suspends until `reason` is resumed, the timeout passes (`MQTTError.timeout`), or the task is cancelled
+    /// (`CancellationError`).
+    func wait(for reason: WaitReason, operation: String, timeout: Duration?) async throws {
+        let id = nextWaitID
+        nextWaitID &+= 1
+        let queue = executor.queue
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                waits[id] = PendingWait(reason: reason, continuation: continuation)
+                if let timeout {
+                    queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                        self?.assumeIsolated {
+                            $0.finishWait(id, with: .failure(MQTTError.timeout(operation: operation, after: timeout)))
+                        }
+                    }
+                }
+            }
+        } onCancel: {
+            // Runs on the cancelling thread: hop to the queue. If cancellation came before the continuation was
+            // stored, this block still runs after it, because the actor is busy on the queue until then.
+            queue.async { [weak self] in self?.assumeIsolated { $0.finishWait(id, with: .failure(CancellationError())) } }
+        }
+    }
+
+    func finishWait(_ id: UInt64, with result: Result<Void, any Error>) {
+        waits.removeValue(forKey: id)?.continuation.resume(with: result)
+    }
+
+    /// Resumes every caller waiting for `reason`.
+    func resumeWaits(_ reason: WaitReason, with result: Result<Void, any Error> = .success(())) {
+        resumeWaits(where: { $0 == reason }, with: result)
+    }
+
+    func resumeWaits(where matches: (WaitReason) -> Bool, with result: Result<Void, any Error>) {
+        guard !waits.isEmpty else { return }
+        for (id, wait) in waits where matches(wait.reason) {
+            waits.removeValue(forKey: id)
+            wait.continuation.resume(with: result)
+        }
+    }
+
+    func isWaiting(for reason: WaitReason) -> Bool { waits.values.contains { $0.reason == reason } }
+}
+
+extension Duration {
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000))
+    }
+}

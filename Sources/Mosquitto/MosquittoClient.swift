@@ -1,0 +1,181 @@
+import CMosquitto
+import Dispatch
+import Logging
+import MQTTCore
+import ServiceLifecycle
+
+/// An MQTT client over libmosquitto, driven by Gattway's own loop; a `Service` whose `run()` keeps the link up.
+///
+/// All libmosquitto calls happen on the actor's own serial queue (see `QueueExecutor`). The broker socket is
+/// watched with DispatchSources on a `dup()` of `mosquitto_socket()`, a 1 Hz timer runs `mosquitto_loop_misc`
+/// (keepalive), and lost links are re-established with jittered exponential backoff, re-subscribing every filter
+/// passed to `subscribe`.
+///
+/// Bounds libmosquitto lacks:
+/// - Outgoing: at most `maxOutstandingPublishes` QoS 1/2 messages are un-acknowledged; QoS 0 waits while the
+///   socket's output buffer is full.
+/// - Incoming: received messages wait in a buffer for the consumer of `messages`. At `highWater` the client stops
+///   reading the socket, so the broker holds further messages (it sends at most `receiveMaximum` unacknowledged
+///   ones); reading resumes at `lowWater`. One read pass can deliver a few messages past `highWater` (libmosquitto
+///   reads one packet per outstanding publish), so the buffer holds at most `highWater + maxOutstandingPublishes`.
+/// - Pause cap: a pause may not last longer than `maximumPause` (half the keepalive by default), because while
+///   the socket is not read libmosquitto cannot see PINGRESP and would close the link. When the cap is reached
+///   one read pass runs anyway (at most 256 packets, enough to take in the broker's PINGRESP), which may put up to
+///   256 more messages in the buffer; then reads pause again for another period. Each such pass is counted in
+///   `Statistics.pauseCapHits` and logged.
+package actor MosquittoClient: Service {
+    nonisolated let executor: QueueExecutor
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    package nonisolated let options: Options
+    let logger: Logger
+    let handle: MosquittoHandle?
+    /// A configuration problem found in `init`, thrown by `run()` and by publishes.
+    let setupError: MQTTError?
+
+    enum LinkState { case idle, connecting, connected, waitingToReconnect, stopping, stopped }
+    var state = LinkState.idle
+    var hasConnectedBefore = false
+    var lastConnectionError: MQTTError?
+    var backoff: JitteredBackoff
+
+    /// The socket watchers of the current connection.
+    var socketWatch: SocketWatch?
+    var keepaliveTimer: (any DispatchSourceTimer)?
+    var connectTimer: (any DispatchSourceTimer)?
+    var reconnectTimer: (any DispatchSourceTimer)?
+    var pauseCapTimer: (any DispatchSourceTimer)?
+
+    /// Remembered subscriptions, in the order they were made, re-sent after every reconnect.
+    var subscriptions: [(filter: String, qos: MQTTQoS)] = []
+    /// Message ids of QoS 1/2 publishes not yet acknowledged.
+    var outstanding = Set<Int32>()
+    var subscribeResults: [Int32: [Int32]] = [:]
+
+    var inbound = InboundQueue()
+    var readsPaused = false
+    var pauseStarted: ContinuousClock.Instant?
+
+    var waits: [UInt64: PendingWait] = [:]
+    var nextWaitID: UInt64 = 0
+    var statistics = Statistics()
+
+    let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
+    /// Link changes, newest 64 kept when nobody listens (older ones are dropped: only the recent state matters).
+    /// Single consumer.
+    package nonisolated let connectionEvents: AsyncStream<ConnectionEvent>
+
+    package init(options: Options, logger: Logger) {
+        executor = QueueExecutor(label: "gattway.mosquitto.\(options.clientID)")
+        self.options = options
+        var logger = logger
+        logger[metadataKey: LogKey.broker] = "\(options.broker)"
+        logger[metadataKey: LogKey.clientID] = "\(options.clientID)"
+        self.logger = logger
+        backoff = options.reconnectBackoff
+        (connectionEvents, eventContinuation) = AsyncStream.makeStream(of: ConnectionEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let handle = MosquittoHandle(clientID: options.clientID, cleanStart: options.cleanStart)
+        self.handle = handle
+        if let pointer = handle?.pointer {
+            do {
+                try Self.configure(pointer, options)
+                setupError = nil
+            } catch {
+                setupError = error
+            }
+        } else {
+            setupError = .library(operation: "creating the MQTT client", code: MOSQ_ERR_NOMEM.rawValue,
+                                  reason: "mosquitto_new failed (out of memory or invalid client id)")
+        }
+    }
+
+    /// Received messages, in order, with inbound backpressure (see the type's documentation). Single consumer;
+    /// it ends when `run()` has returned and the buffer is drained, or when the consuming task is cancelled.
+    package nonisolated var messages: MQTTInboundStream { MQTTInboundStream(client: self) }
+
+    /// Counters since the client was created.
+    package var currentStatistics: Statistics {
+        var snapshot = statistics
+        snapshot.outstandingPublishes = outstanding.count
+        snapshot.inboundBuffered = inbound.count
+        if let pauseStarted { snapshot.timePaused += ContinuousClock.now - pauseStarted }
+        return snapshot
+    }
+
+    /// True while a CONNACK-confirmed link is up.
+    package var isConnected: Bool { state == .connected }
+
+    /// Connects, keeps the link up and returns on cancellation or graceful shutdown, after publishing
+    /// `shutdownMessages` (graceful only) and sending DISCONNECT. Throws when the configuration is unusable or the
+    /// broker refuses the connection for a reason retrying cannot fix (e.g. bad credentials).
+    package func run() async throws {
+        if let setupError { throw setupError }
+        guard let pointer = handle?.pointer, state == .idle else { throw MQTTError.clientStopped(operation: "run") }
+        // Unretained: the handle is destroyed at the end of this method, while `self` is still alive.
+        mosquitto_user_data_set(pointer, Unmanaged.passUnretained(self).toOpaque())
+        installCallbacks(pointer)
+        startKeepaliveTimer()
+        attemptConnect()
+
+        var failure: (any Error)?
+        do {
+            try await withGracefulShutdownHandler {
+                try await wait(for: .stopped, operation: "run", timeout: nil)
+            } onGracefulShutdown: { [executor, weak self] in
+                executor.queue.async { [weak self] in self?.assumeIsolated { $0.requestStop(graceful: true) } }
+            }
+        } catch is CancellationError {
+            // Cancellation is the normal way to stop without the graceful steps.
+        } catch {
+            failure = error
+        }
+        if state == .stopping, failure == nil, !Task.isCancelled { await publishShutdownMessages() }
+        tearDown()
+        if let failure { throw failure }
+    }
+
+    /// Asks `run()` to return: `graceful` first publishes the shutdown messages.
+    func requestStop(graceful: Bool) {
+        guard state != .stopping && state != .stopped else { return }
+        logger.info("mqtt.stopping", metadata: ["graceful": "\(graceful)"])
+        state = .stopping
+        resumeWaits(.stopped, with: .success(()))
+    }
+
+    /// Stops `run()` with an error that retrying cannot fix.
+    func fail(_ error: MQTTError) {
+        logger.error("mqtt.failed", metadata: [LogKey.error: "\(error)"])
+        state = .stopping
+        resumeWaits(.stopped, with: .failure(error))
+    }
+
+    private func publishShutdownMessages() async {
+        guard !options.shutdownMessages.isEmpty, state == .stopping, socketWatch != nil else { return }
+        do {
+            for message in options.shutdownMessages { try publishNow(message) }
+            try await waitForAcks(timeout: options.shutdownTimeout)
+        } catch {
+            logger.warning("mqtt.shutdown.publish_failed", metadata: [LogKey.error: "\(error)"])
+        }
+    }
+
+    /// Sends DISCONNECT (which suppresses the Last Will), stops every source, destroys the handle and ends streams.
+    private func tearDown() {
+        if let pointer = handle?.pointer, socketWatch != nil {
+            _ = mosquitto_disconnect_v5(pointer, 0, nil)
+            _ = mosquitto_loop_write(pointer, 1)  // flush DISCONNECT now: nobody watches the socket afterwards
+        }
+        stopWatching()
+        for timer in [keepaliveTimer, connectTimer, reconnectTimer, pauseCapTimer] { timer?.cancel() }
+        keepaliveTimer = nil; connectTimer = nil; reconnectTimer = nil; pauseCapTimer = nil
+        handle?.destroy()
+        state = .stopped
+        if let pauseStarted { statistics.timePaused += ContinuousClock.now - pauseStarted }
+        pauseStarted = nil
+        eventContinuation.finish()
+        let stopped = MQTTError.clientStopped(operation: "waiting")
+        for reason in Set(waits.values.map(\.reason)) where reason != .inbound { resumeWaits(reason, with: .failure(stopped)) }
+        resumeWaits(.inbound, with: .success(()))
+        logger.info("mqtt.stopped")
+    }
+}

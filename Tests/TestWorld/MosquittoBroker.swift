@@ -1,0 +1,135 @@
+import Foundation
+
+/// A real `mosquitto` broker on a free loopback port, configured for loss-free tests
+/// (`max_queued_messages 0`, no persistence), optionally with a TLS listener and a password file.
+///
+/// `stop()` and `start()` may be called again to simulate a broker restart on the same port.
+package actor MosquittoBroker {
+    /// Certificates made with `openssl` for a TLS listener: a test CA and a server certificate for 127.0.0.1/localhost.
+    package struct Certificates: Sendable {
+        package let caFile: String
+        package let certFile: String
+        package let keyFile: String
+    }
+
+    package nonisolated let port: UInt16
+    package nonisolated let directory: String
+    package nonisolated let certificates: Certificates?
+    private let configPath: String
+    private var process: ChildProcess?
+
+    /// Starts a broker. `users` (name → password) turns on a password file and refuses anonymous clients;
+    /// `tls` makes the listener speak TLS with certificates made for this broker.
+    package init(users: [String: String] = [:], tls: Bool = false) async throws {
+        directory = try makeTemporaryDirectory("gattway-mosquitto")
+        port = try freeLoopbackPort()
+        certificates = tls ? try Self.makeCertificates(in: directory) : nil
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            "max_queued_messages 0",
+            "persistence false",
+            "log_dest stdout",
+            // Running as root, mosquitto would switch to the `mosquitto` user and lose access to our files.
+            "user \(String(cString: getpwuid(getuid()).pointee.pw_name))",
+        ]
+        if users.isEmpty {
+            lines.append("allow_anonymous true")
+        } else {
+            let passwordFile = directory + "/passwords"
+            _ = FileManager.default.createFile(atPath: passwordFile, contents: Data())
+            for (name, password) in users.sorted(by: { $0.key < $1.key }) {
+                try await Self.runTool("mosquitto_passwd", ["-b", passwordFile, name, password])
+            }
+            lines += ["allow_anonymous false", "password_file \(passwordFile)"]
+        }
+        if let certificates {
+            lines += ["cafile \(certificates.caFile)", "certfile \(certificates.certFile)", "keyfile \(certificates.keyFile)"]
+        }
+        configPath = directory + "/mosquitto.conf"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: configPath, atomically: true, encoding: .utf8)
+        try await start()
+    }
+
+    /// `mqtt://127.0.0.1:PORT`, or `mqtts://localhost:PORT` with TLS (the certificate names localhost).
+    package nonisolated var url: String {
+        certificates == nil ? "mqtt://127.0.0.1:\(port)" : "mqtts://localhost:\(port)"
+    }
+
+    /// Starts (or restarts) the broker and waits until it is ready.
+    package func start() async throws {
+        guard process?.isRunning != true else { return }
+        let child = try ChildProcess("mosquitto", ["-c", configPath])
+        process = child
+        try await child.waitForLine(timeout: .seconds(20)) { $0.contains("running") }
+        try await waitUntilAccepting()
+    }
+
+    /// Stops the broker (SIGTERM, then SIGKILL).
+    package func stop() async {
+        await process?.stop()
+        process = nil
+    }
+
+    /// Everything the broker logged so far.
+    package var log: [String] { process?.outputLines ?? [] }
+
+    private func waitUntilAccepting() async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if Self.canConnect(port: port) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestWorldError("mosquitto on port \(port) accepts no connections after 10 s; log: \(log.suffix(20))")
+    }
+
+    private static func canConnect(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    /// Runs a command-line tool to completion, failing with its output when it exits non-zero.
+    package static func runTool(_ tool: String, _ arguments: [String], currentDirectory: String? = nil) async throws {
+        let child = try ChildProcess(tool, arguments, currentDirectory: currentDirectory)
+        guard let status = await child.waitForExit(timeout: .seconds(30)) else {
+            await child.stop()
+            throw TestWorldError("\(tool) \(arguments.joined(separator: " ")) did not finish within 30 s")
+        }
+        guard status == 0 else {
+            throw TestWorldError("\(tool) \(arguments.joined(separator: " ")) failed with status \(status): \(child.errorOutput)")
+        }
+    }
+
+    /// Makes a CA and a server certificate (SAN localhost and 127.0.0.1) signed by it.
+    private static func makeCertificates(in directory: String) throws -> Certificates {
+        let script = """
+            set -e
+            openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Gattway Test CA" -keyout ca.key -out ca.crt 2>/dev/null
+            openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
+            printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext
+            openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt 2>/dev/null
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        try process.run()
+        process.waitUntilExit()  // openssl finishes in well under a second; its own failures end the script
+        guard process.terminationStatus == 0 else {
+            throw TestWorldError("openssl could not make test certificates in \(directory) (status \(process.terminationStatus))")
+        }
+        return Certificates(caFile: directory + "/ca.crt", certFile: directory + "/server.crt", keyFile: directory + "/server.key")
+    }
+
+    deinit {
+        // The ChildProcess kills the broker when released; the folder holds only test material.
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
