@@ -52,9 +52,10 @@ extension BridgeConfiguration {
 
     private static func describe(_ error: YamlError) -> String {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
-            .composer(_, let problem, let mark, _):
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
             "YAML syntax error at line \(mark.line), column \(mark.column): \(problem)"
+                + (context.map { " (\($0.text) starting at line \($0.mark.line), column \($0.mark.column))" } ?? "")
         case .duplicatedKeysInMapping(let duplicates, let context):
             "YAML error at line \(context.mark.line), column \(context.mark.column): duplicate key "
                 + duplicates.map { "\"\($0)\"" }.joined(separator: ", ")
