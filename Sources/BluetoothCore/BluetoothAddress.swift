@@ -1,0 +1,108 @@
+/// A 48-bit Bluetooth device address (BD_ADDR), such as `C4:7C:8D:6A:3E:11`.
+///
+/// Parsed case-insensitively from the colon form or from the BlueZ object path form
+/// (`/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11` or just `dev_C4_7C_8D_6A_3E_11`); always printed in the
+/// canonical upper-case colon form.
+package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The six address bytes, most significant first (as written).
+    package let bytes: [UInt8]
+
+    /// Creates an address from six bytes, most significant first.
+    package init?(bytes: [UInt8]) {
+        guard bytes.count == 6 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Parses `C4:7C:8D:6A:3E:11` (any case), `C4-7C-…`, or the BlueZ `dev_C4_7C_…` path form.
+    package init(parsing text: String) throws(BluetoothValueError) {
+        var utf8 = Array(text.utf8)
+        if let start = Self.indexAfterLastDevicePrefix(in: utf8) {
+            utf8.removeSubrange(..<start)
+        }
+        guard utf8.count == 17 else { throw BluetoothValueError("\"\(text)\" is not a Bluetooth address") }
+        var result: [UInt8] = []
+        result.reserveCapacity(6)
+        for index in 0..<6 {
+            let offset = index * 3
+            if index > 0 {
+                let separator = utf8[offset - 1]
+                guard separator == UInt8(ascii: ":") || separator == UInt8(ascii: "_")
+                    || separator == UInt8(ascii: "-")
+                else { throw BluetoothValueError("\"\(text)\" is not a Bluetooth address") }
+            }
+            guard let high = HexDigits.value(of: utf8[offset]), let low = HexDigits.value(of: utf8[offset + 1]) else {
+                throw BluetoothValueError("\"\(text)\" is not a Bluetooth address")
+            }
+            result.append(high << 4 | low)
+        }
+        bytes = result
+    }
+
+    /// Parses like ``init(parsing:)`` but returns nil instead of an error.
+    package init?(_ text: String) {
+        guard let parsed = try? BluetoothAddress(parsing: text) else { return nil }
+        self = parsed
+    }
+
+    /// Canonical form: upper-case hex pairs separated by colons.
+    package var description: String { formatted(separator: UInt8(ascii: ":"), digits: HexDigits.uppercase) }
+
+    /// The address as 12 lower-case hex digits, used as a device's topic name when none is configured.
+    package var topicName: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(12)
+        for byte in bytes {
+            out.append(HexDigits.lowercase[Int(byte >> 4)])
+            out.append(HexDigits.lowercase[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The path component BlueZ uses for a device object: `dev_C4_7C_8D_6A_3E_11`.
+    package var bluezPathComponent: String {
+        "dev_" + formatted(separator: UInt8(ascii: "_"), digits: HexDigits.uppercase)
+    }
+
+    /// True for a random static address (the two most significant bits are 11).
+    ///
+    /// Only meaningful when the address type is ``BluetoothAddressType/random``.
+    package var isRandomStatic: Bool { bytes[0] & 0xC0 == 0xC0 }
+
+    /// True for a resolvable private address (the two most significant bits are 01).
+    package var isResolvablePrivate: Bool { bytes[0] & 0xC0 == 0x40 }
+
+    package static func < (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool {
+        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+
+    /// Where the address starts in a BlueZ path (`…/dev_XX_…`), or nil when there is no `dev_` prefix.
+    private static func indexAfterLastDevicePrefix(in utf8: [UInt8]) -> Int? {
+        let prefix = Array("dev_".utf8)
+        guard utf8.count >= prefix.count else { return nil }
+        var index = utf8.count - prefix.count
+        while index >= 0 {
+            if utf8[index..<index + prefix.count].elementsEqual(prefix) { return index + prefix.count }
+            index -= 1
+        }
+        return nil
+    }
+
+    private func formatted(separator: UInt8, digits: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(17)
+        for (index, byte) in bytes.enumerated() {
+            if index > 0 { out.append(separator) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Whether an LE address is the device's public (IEEE-assigned) address or a random one.
+///
+/// BlueZ reports it in `Device1.AddressType` as `"public"` or `"random"`.
+package enum BluetoothAddressType: String, Sendable, Hashable, CaseIterable {
+    case `public`
+    case random
+}

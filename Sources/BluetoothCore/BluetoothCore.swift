@@ -1,1 +1,0 @@
-// BluetoothCore module.

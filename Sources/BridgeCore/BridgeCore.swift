@@ -1,1 +1,0 @@
-// BridgeCore module.

@@ -1,0 +1,44 @@
+/// Every configuration default, in one place.
+///
+/// `schemas/config.schema.json` documents the same values in its `default` fields; a test checks they agree.
+package enum ConfigurationDefaults {
+    package static let baseTopic = "gattway"
+    package static let tlsInsecure = false
+    package static let keepaliveSeconds = 60
+    package static let keepaliveRange = 5...3600
+    package static let mqttProtocol = "5"
+    package static let qos = 1
+    package static let retain = true
+
+    package static let adapter = "hci0"
+    package static let scanDuplicates = false
+    package static let scanTransport = "le"
+    package static let rssiRange = -127...20
+    package static let pathlossRange = 0...137
+    package static let maxConcurrentConnects = 1
+    package static let maxConcurrentConnectsRange = 1...8
+    package static let connectTimeoutSeconds = 20.0
+    package static let requestTimeoutSeconds = 10.0
+    package static let maxTrackedDevices = 1000
+    package static let advertMinIntervalSeconds = 5.0
+    package static let reconnectInitialSeconds = 1.0
+    package static let reconnectMaxSeconds = 60.0
+
+    package static let connect = "always"
+    package static let idleTimeoutSeconds = 30.0
+    package static let characteristicNotify = false
+    package static let characteristicRead = false
+    package static let codec = "raw"
+    package static let maximumNameLength = 64
+
+    package static let peripheralMaxConnections = 1
+    package static let discoverable = true
+    package static let servicePrimary = true
+    package static let maxLength = 512
+    package static let queueDepth = 64
+    package static let queueDepthRange = 1...100_000
+    package static let queueWhenFull = "backpressure"
+
+    package static let stateDirectory = "/var/lib/gattway"
+    package static let logLevel = "info"
+}

@@ -1,0 +1,84 @@
+/// The configuration file exactly as written: every field optional, snake_case keys, no validation.
+///
+/// Mirrors `schemas/config.schema.json` one to one. ``BridgeConfiguration`` turns it into validated types.
+package struct BridgeConfigurationFile: Codable, Sendable {
+    package var mqtt: MQTTSection?
+    package var bluetooth: BluetoothSection?
+    package var devices: [DeviceSection]?
+    package var peripheral: PeripheralSection?
+    package var stateDir: String?
+    package var logLevel: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case mqtt, bluetooth, devices, peripheral
+        case stateDir = "state_dir"
+        case logLevel = "log_level"
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let read = try FileSectionReader(decoder, keys: CodingKeys.self)
+        mqtt = read(.mqtt)
+        bluetooth = read(.bluetooth)
+        devices = read(.devices)
+        peripheral = read(.peripheral)
+        stateDir = read(.stateDir)
+        logLevel = read(.logLevel)
+    }
+
+    /// `mqtt:`.
+    package struct MQTTSection: Codable, Sendable {
+        package var url, baseTopic, clientID, username, passwordFile, passwordEnv: String?
+        package var tls: TLSSection?
+        package var keepalive: Int?
+        package var `protocol`: String?
+        package var qos: Int?
+        package var retain: Bool?
+        package var gatewayID: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case url, username, tls, keepalive, `protocol`, qos, retain
+            case baseTopic = "base_topic"
+            case clientID = "client_id"
+            case passwordFile = "password_file"
+            case passwordEnv = "password_env"
+            case gatewayID = "gateway_id"
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let read = try FileSectionReader(decoder, keys: CodingKeys.self)
+            url = read(.url)
+            baseTopic = read(.baseTopic)
+            clientID = read(.clientID)
+            username = read(.username)
+            passwordFile = read(.passwordFile)
+            passwordEnv = read(.passwordEnv)
+            tls = read(.tls)
+            keepalive = read(.keepalive)
+            `protocol` = read(.protocol)
+            qos = read(.qos)
+            retain = read(.retain)
+            gatewayID = read(.gatewayID)
+        }
+    }
+
+    /// `mqtt.tls:`.
+    package struct TLSSection: Codable, Sendable {
+        package var caFile, certFile, keyFile: String?
+        package var insecure: Bool?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case insecure
+            case caFile = "ca_file"
+            case certFile = "cert_file"
+            case keyFile = "key_file"
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let read = try FileSectionReader(decoder, keys: CodingKeys.self)
+            caFile = read(.caFile)
+            certFile = read(.certFile)
+            keyFile = read(.keyFile)
+            insecure = read(.insecure)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import BluetoothCore
+
+/// A validated entry of `devices:`: which peripheral, how to connect, what to bridge.
+package struct DeviceConfiguration: Sendable, Hashable {
+    /// How the device is recognised.
+    package enum Selector: Sendable, Hashable {
+        case address(BluetoothAddress)
+        case match(namePrefix: String?, service: BluetoothUUID?, manufacturerID: UInt16?)
+    }
+
+    /// When Gattway holds a connection.
+    package enum ConnectPolicy: Sendable, Hashable {
+        case always
+        case onDemand(idleTimeout: Duration)
+        /// Adverts only; nothing is ever connected.
+        case never
+    }
+
+    package var name: String?
+    package var selector: Selector
+    package var connect: ConnectPolicy
+    package var characteristics: [CharacteristicConfiguration]
+
+    /// The `<device>` topic level when the configuration fixes it: the friendly name, else the address as
+    /// 12 lower-case hex digits. Nil for an unnamed `match` device (each match uses its own address).
+    package var topicName: String? {
+        if let name { return name }
+        if case .address(let address) = selector { return address.topicName }
+        return nil
+    }
+}
+
+/// A validated remote characteristic to bridge.
+package struct CharacteristicConfiguration: Sendable, Hashable {
+    /// How `/set` writes.
+    package enum WriteType: String, Sendable, Hashable {
+        case withResponse = "with_response"
+        case withoutResponse = "without_response"
+    }
+
+    package var name: String?
+    package var service: BluetoothUUID
+    package var uuid: BluetoothUUID
+    package var notify: Bool
+    package var read: Bool
+    /// Nil: not writable; `/set` is refused.
+    package var write: WriteType?
+    package var codec: PayloadCodec
+    /// Nil: the MQTT section's `retain`.
+    package var retain: Bool?
+
+    /// The `<characteristic>` topic levels: the configured name, else `<service-uuid>/<characteristic-uuid>`
+    /// in their shortest forms.
+    package var topicName: String { name ?? "\(service.shortestForm)/\(uuid.shortestForm)" }
+}

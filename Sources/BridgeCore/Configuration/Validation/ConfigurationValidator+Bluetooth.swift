@@ -1,0 +1,57 @@
+import BluetoothCore
+
+extension ConfigurationValidator {
+    mutating func validateBluetooth(_ section: BridgeConfigurationFile.BluetoothSection?) -> BluetoothSettings? {
+        let adapter = adapterName(section?.adapter, "bluetooth.adapter")
+        let scanFile = section?.scan
+        let uuids = (scanFile?.uuids ?? []).enumerated().compactMap { uuid($1, "bluetooth.scan.uuids[\($0)]") }
+        let rssi = scanFile?.rssi.flatMap { range($0, ConfigurationDefaults.rssiRange, "bluetooth.scan.rssi") }
+        let pathloss = scanFile?.pathloss.flatMap {
+            range($0, ConfigurationDefaults.pathlossRange, "bluetooth.scan.pathloss")
+        }
+        if scanFile?.rssi != nil, scanFile?.pathloss != nil {
+            fail("bluetooth.scan", "rssi and pathloss cannot both be set (BlueZ accepts only one)")
+        }
+        let transport = enumeration(scanFile?.transport ?? ConfigurationDefaults.scanTransport,
+                                    "bluetooth.scan.transport", BluetoothSettings.Scan.Transport.self)
+        let connects = range(section?.maxConcurrentConnects ?? ConfigurationDefaults.maxConcurrentConnects,
+                             ConfigurationDefaults.maxConcurrentConnectsRange, "bluetooth.max_concurrent_connects")
+        let connectTimeout = duration(section?.connectTimeout ?? ConfigurationDefaults.connectTimeoutSeconds,
+                                      "bluetooth.connect_timeout")
+        let requestTimeout = duration(section?.requestTimeout ?? ConfigurationDefaults.requestTimeoutSeconds,
+                                      "bluetooth.request_timeout")
+        let tracked = range(section?.maxTrackedDevices ?? ConfigurationDefaults.maxTrackedDevices, 1...1_000_000,
+                            "bluetooth.max_tracked_devices")
+        let advertInterval = duration(section?.advertMinInterval ?? ConfigurationDefaults.advertMinIntervalSeconds,
+                                      "bluetooth.advert_min_interval")
+        let initial = duration(section?.reconnect?.initial ?? ConfigurationDefaults.reconnectInitialSeconds,
+                               "bluetooth.reconnect.initial")
+        let maximum = duration(section?.reconnect?.max ?? ConfigurationDefaults.reconnectMaxSeconds,
+                               "bluetooth.reconnect.max")
+        if let initial, let maximum, initial > maximum {
+            fail("bluetooth.reconnect", "initial must not be greater than max")
+        }
+        guard let adapter, let transport, let connects, let connectTimeout, let requestTimeout, let tracked,
+            let advertInterval, let initial, let maximum
+        else { return nil }
+        return BluetoothSettings(
+            adapter: adapter,
+            scan: BluetoothSettings.Scan(uuids: uuids, rssi: rssi, pathloss: pathloss,
+                                         duplicates: scanFile?.duplicates ?? ConfigurationDefaults.scanDuplicates,
+                                         pattern: scanFile?.pattern, transport: transport),
+            maxConcurrentConnects: connects, connectTimeout: connectTimeout, requestTimeout: requestTimeout,
+            maxTrackedDevices: tracked, advertMinInterval: advertInterval, reconnectInitial: initial,
+            reconnectMax: maximum)
+    }
+
+    /// `hci` followed by digits.
+    mutating func adapterName(_ text: String?, _ path: String) -> String? {
+        let name = text ?? ConfigurationDefaults.adapter
+        let digits = name.dropFirst(3)
+        guard name.hasPrefix("hci"), !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            fail(path, "\"\(name)\" is not an adapter name like hci0")
+            return nil
+        }
+        return name
+    }
+}

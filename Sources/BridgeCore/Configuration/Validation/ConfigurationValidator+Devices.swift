@@ -1,0 +1,112 @@
+import BluetoothCore
+
+extension ConfigurationValidator {
+    mutating func validateDevices(_ sections: [BridgeConfigurationFile.DeviceSection]) -> [DeviceConfiguration] {
+        var devices: [DeviceConfiguration] = []
+        var topicNames: [String: Int] = [:]
+        for (index, section) in sections.enumerated() {
+            let path = "devices[\(index)]"
+            guard let device = validateDevice(section, path) else { continue }
+            if let topic = device.topicName {
+                if let first = topicNames[topic] {
+                    fail("\(path).name", "\"\(topic)\" is already used by devices[\(first)]; device names must be unique")
+                } else {
+                    topicNames[topic] = index
+                }
+            }
+            devices.append(device)
+        }
+        return devices
+    }
+
+    private mutating func validateDevice(_ section: BridgeConfigurationFile.DeviceSection, _ path: String) -> DeviceConfiguration? {
+        let name = topicLevelName(section.name, "\(path).name")
+        var selector: DeviceConfiguration.Selector?
+        switch (section.address, section.match) {
+        case (.some, .some): fail(path, "address and match cannot both be set; choose one")
+        case (nil, nil): fail(path, "needs either address or match")
+        case (.some(let text), nil):
+            do {
+                selector = .address(try BluetoothAddress(parsing: text))
+            } catch {
+                fail("\(path).address", error.message)
+            }
+        case (nil, .some(let match)):
+            selector = deviceMatch(match, "\(path).match")
+        }
+        let connect = connectPolicy(section, path)
+        var characteristics: [CharacteristicConfiguration] = []
+        var topics: [String: Int] = [:]
+        for (index, file) in (section.characteristics ?? []).enumerated() {
+            let characteristicPath = "\(path).characteristics[\(index)]"
+            guard let characteristic = validateCharacteristic(file, characteristicPath) else { continue }
+            if let first = topics[characteristic.topicName] {
+                fail(characteristicPath, "topic \"\(characteristic.topicName)\" is already used by characteristics[\(first)]; give each a unique name")
+            } else {
+                topics[characteristic.topicName] = index
+            }
+            if connect == .never, characteristic.notify || characteristic.read || characteristic.write != nil {
+                fail(characteristicPath, "notify, read and write need a connection, but the device has connect: never")
+            }
+            characteristics.append(characteristic)
+        }
+        guard let selector, let connect, section.name == nil || name != nil else { return nil }
+        return DeviceConfiguration(name: name, selector: selector, connect: connect, characteristics: characteristics)
+    }
+
+    private mutating func deviceMatch(_ match: BridgeConfigurationFile.MatchSection, _ path: String) -> DeviceConfiguration.Selector? {
+        let service = match.service.flatMap { uuid($0, "\(path).service") }
+        let manufacturer = match.manufacturerID.flatMap { range($0, 0...65535, "\(path).manufacturer_id") }
+        if match.namePrefix == nil, match.service == nil, match.manufacturerID == nil {
+            fail(path, "needs at least one of name_prefix, service, manufacturer_id")
+            return nil
+        }
+        if match.namePrefix?.isEmpty == true { fail("\(path).name_prefix", "must not be empty") }
+        if match.service != nil, service == nil { return nil }
+        if match.manufacturerID != nil, manufacturer == nil { return nil }
+        return .match(namePrefix: match.namePrefix, service: service, manufacturerID: manufacturer.map { UInt16($0) })
+    }
+
+    private mutating func connectPolicy(_ section: BridgeConfigurationFile.DeviceSection, _ path: String) -> DeviceConfiguration.ConnectPolicy? {
+        let text = section.connect ?? ConfigurationDefaults.connect
+        if section.idleTimeout != nil, text != "on_demand" {
+            fail("\(path).idle_timeout", "only applies to connect: on_demand")
+        }
+        switch text {
+        case "always": return .always
+        case "never": return .never
+        case "on_demand":
+            guard let idle = duration(section.idleTimeout ?? ConfigurationDefaults.idleTimeoutSeconds, "\(path).idle_timeout") else {
+                return nil
+            }
+            return .onDemand(idleTimeout: idle)
+        default:
+            fail("\(path).connect", "\"\(text)\" is not one of always, on_demand, never")
+            return nil
+        }
+    }
+
+    private mutating func validateCharacteristic(
+        _ file: BridgeConfigurationFile.CharacteristicSection, _ path: String
+    ) -> CharacteristicConfiguration? {
+        let name = topicLevelName(file.name, "\(path).name")
+        let service = uuid(file.service, "\(path).service")
+        let characteristic = uuid(file.uuid, "\(path).uuid")
+        var write: CharacteristicConfiguration.WriteType?
+        if let text = file.write {
+            write = CharacteristicConfiguration.WriteType(rawValue: text)
+            if write == nil { fail("\(path).write", "\"\(text)\" is not one of with_response, without_response") }
+        }
+        let codec = codec(file.codec, "\(path).codec")
+        if let codec, write != nil, !codec.canEncode {
+            fail("\(path).codec", "\(codec) cannot encode values, so the characteristic cannot be writable")
+        }
+        guard let service, let characteristic, let codec, file.name == nil || name != nil,
+            file.write == nil || write != nil
+        else { return nil }
+        return CharacteristicConfiguration(
+            name: name, service: service, uuid: characteristic,
+            notify: file.notify ?? ConfigurationDefaults.characteristicNotify,
+            read: file.read ?? ConfigurationDefaults.characteristicRead, write: write, codec: codec, retain: file.retain)
+    }
+}

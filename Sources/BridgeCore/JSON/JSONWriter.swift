@@ -1,0 +1,139 @@
+/// A small, allocation-light JSON writer for MQTT payloads on the hot path.
+///
+/// Commas are inserted automatically; the caller pairs `begin…`/`end…` calls. Strings are escaped per
+/// RFC 8259 (quote, backslash and control characters). Non-finite doubles are written as `null` because JSON
+/// has no representation for them.
+package struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    package private(set) var bytes: [UInt8] = []
+    /// Whether the innermost open container already has an element (so the next needs a comma).
+    private var hasElement: [Bool] = []
+    /// True right after a key, so the following value takes no comma.
+    private var afterKey = false
+
+    /// Creates an empty writer, optionally reserving space.
+    package init(reservingCapacity capacity: Int = 64) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The document as a string.
+    package var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        if let last = hasElement.last {
+            if last { bytes.append(UInt8(ascii: ",")) }
+            hasElement[hasElement.count - 1] = true
+        }
+    }
+
+    package mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        hasElement.append(false)
+    }
+
+    package mutating func endObject() {
+        hasElement.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    package mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        hasElement.append(false)
+    }
+
+    package mutating func endArray() {
+        hasElement.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes an object key; the next call writes its value.
+    package mutating func key(_ name: String) {
+        separate()
+        appendQuoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    package mutating func value(_ text: String) {
+        separate()
+        appendQuoted(text)
+    }
+
+    package mutating func value(_ number: Int) {
+        separate()
+        bytes.append(contentsOf: String(number).utf8)
+    }
+
+    package mutating func value(_ number: Int64) {
+        separate()
+        bytes.append(contentsOf: String(number).utf8)
+    }
+
+    package mutating func value(_ number: UInt64) {
+        separate()
+        bytes.append(contentsOf: String(number).utf8)
+    }
+
+    package mutating func value(_ number: Double) {
+        separate()
+        if number.isFinite {
+            bytes.append(contentsOf: number.description.utf8)
+        } else {
+            bytes.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// Writes a decimal number exactly as ``DecimalNumber/description`` prints it.
+    package mutating func value(_ number: DecimalNumber) {
+        separate()
+        bytes.append(contentsOf: number.description.utf8)
+    }
+
+    package mutating func value(_ flag: Bool) {
+        separate()
+        bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+    }
+
+    package mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    /// Writes pre-serialised JSON (for example a value from ``JSONValue/serialized``) as one value.
+    package mutating func rawValue(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+    }
+
+    /// Convenience: `"name": value` pairs.
+    package mutating func field(_ name: String, _ text: String) { key(name); value(text) }
+    package mutating func field(_ name: String, _ number: Int) { key(name); value(number) }
+    package mutating func field(_ name: String, _ number: Double) { key(name); value(number) }
+    package mutating func field(_ name: String, _ flag: Bool) { key(name); value(flag) }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func appendQuoted(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x00..<0x20, 0x7F:
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0x0F)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
