@@ -67,7 +67,7 @@ package final class BlueZClient: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await change in owners {
-                    if change.newOwner.isEmpty {
+                    if (change.newOwner ?? "").isEmpty {
                         continuation.yield(.serviceLost)
                     } else {
                         // A fresh bluetoothd: its tree replaces whatever was known.

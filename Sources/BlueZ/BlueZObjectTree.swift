@@ -171,10 +171,13 @@ package struct BlueZObjectTree: Sendable {
 
     /// The device path of a GATT object path (`/org/bluez/hci0/dev_X/service0010/char0011` → `…/dev_X`).
     package func devicePath(ofGATTObject path: String) -> String {
-        guard let range = path.range(of: "/dev_") else { return path }
-        let rest = path[range.upperBound...]
-        guard let slash = rest.firstIndex(of: "/") else { return path }
-        return String(path[..<slash])
+        // The device is the path's first component that starts with "dev_".
+        var end = path.startIndex
+        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+            end = component.endIndex
+            if component.hasPrefix("dev_") { return String(path[..<end]) }
+        }
+        return path
     }
 
     private mutating func touch(_ path: String) {

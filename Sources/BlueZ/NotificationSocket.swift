@@ -13,8 +13,8 @@ package final class NotificationSocket: Sendable {
     package typealias Batch = [[UInt8]]
 
     package let batches: AsyncStream<Batch>
-    private let source: any DispatchSourceRead
-    private let counters = Mutex(Counters())
+    private let source: ReadSourceHandle
+    private let counters = CounterBox()
 
     package struct Counters: Sendable {
         package var received = 0
@@ -28,7 +28,8 @@ package final class NotificationSocket: Sendable {
             of: Batch.self, bufferingPolicy: .bufferingOldest(maxBufferedBatches))
         batches = stream
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        self.source = source
+        self.source = ReadSourceHandle(source)
+        let handle = self.source
         let capacity = max(Int(mtu), 517) + 1
         let counters = self.counters
         source.setEventHandler { [source] in
@@ -37,7 +38,7 @@ package final class NotificationSocket: Sendable {
             var hungUp = false
             // Drain what is there now, bounded so one busy socket cannot starve the queue.
             for _ in 0..<512 {
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, MSG_DONTWAIT) }
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
                 if count > 0 {
                     batch.append(Array(buffer[0..<count]))
                 } else if count == 0 {
@@ -52,9 +53,9 @@ package final class NotificationSocket: Sendable {
             if !batch.isEmpty {
                 let size = batch.count
                 if case .dropped = continuation.yield(batch) {
-                    counters.withLock { $0.droppedNotifications += size }
+                    counters.value.withLock { $0.droppedNotifications += size }
                 } else {
-                    counters.withLock { $0.received += size }
+                    counters.value.withLock { $0.received += size }
                 }
             }
             if hungUp { source.cancel() }
@@ -63,14 +64,26 @@ package final class NotificationSocket: Sendable {
             Glibc.close(fd)
             continuation.finish()
         }
-        continuation.onTermination = { [source] _ in source.cancel() }
+        continuation.onTermination = { _ in handle.cancel() }
         source.activate()
     }
 
-    package var currentCounters: Counters { counters.withLock { $0 } }
+    package var currentCounters: Counters { counters.value.withLock { $0 } }
 
     /// Releases the notification session: closing the socket is how AcquireNotify is released.
     package func close() {
         source.cancel()
     }
+}
+
+private final class CounterBox: Sendable {
+    let value = Mutex(NotificationSocket.Counters())
+}
+
+/// A dispatch source shared with the stream's termination handler.
+/// @unchecked Sendable: the only call made through it, `cancel()`, is thread-safe in libdispatch.
+private final class ReadSourceHandle: @unchecked Sendable {
+    private let source: any DispatchSourceRead
+    init(_ source: any DispatchSourceRead) { self.source = source }
+    func cancel() { source.cancel() }
 }

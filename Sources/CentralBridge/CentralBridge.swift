@@ -41,10 +41,14 @@ package actor CentralBridge: Service {
     var devicesListDirty = false
     var devicesListFlushScheduled = false
 
+    let version: String
+
     package init(
-        configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: MosquittoClient, logger: Logger
+        configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: MosquittoClient, version: String,
+        logger: Logger
     ) {
         self.configuration = configuration
+        self.version = version
         self.bluez = bluez
         self.mqtt = mqtt
         self.logger = logger
@@ -229,6 +233,8 @@ package actor CentralBridge: Service {
     /// The broker (re)connected: announce the bridge and every device's availability again, since the broker
     /// published our Last Will when the link dropped.
     private func brokerConnected() async {
+        outbox.send(MQTTMessage(topic: routes.bridge.state, text: "online", qos: .atLeastOnce, retain: true))
+        outbox.send(MQTTMessage(topic: routes.bridge.info, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
         for verb in CentralRoutes.bridgeVerbs {
             let filter = routes.bridgeRequestTopic(verb)
             if subscribedFilters.insert(filter).inserted {
@@ -239,6 +245,23 @@ package actor CentralBridge: Service {
         }
         for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }
         markDevicesListDirty()
+    }
+
+    /// `bridge/info`: what this gateway is and what it is configured to do.
+    private func bridgeInfoPayload() -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256)
+        writer.beginObject()
+        writer.field("version", version)
+        if let gateway = configuration.mqtt.gatewayID { writer.field("gateway_id", gateway) }
+        writer.field("base_topic", configuration.mqtt.baseTopic)
+        writer.field("adapter", configuration.bluetooth.adapter)
+        writer.key("configured_devices")
+        writer.beginArray()
+        for device in configuration.devices { writer.value(device.topicName ?? "(match)") }
+        writer.endArray()
+        writer.field("peripheral", configuration.peripheral != nil)
+        writer.endObject()
+        return writer.bytes
     }
 
     // MARK: - Discovery

@@ -16,13 +16,6 @@ struct CharacteristicRoute: Sendable {
     var getTopic: String { valueTopic + "/get" }
 }
 
-/// What an incoming message on the bridge's own connection asks for.
-enum CentralCommandTarget: Sendable {
-    case set(deviceTopic: String, route: Int)
-    case get(deviceTopic: String, route: Int)
-    case bridgeRequest(verb: String)
-}
-
 /// The central bridge's topics, derived from the configuration once.
 ///
 /// Devices selected by `match` may resolve to several peripherals; each gets its own device topic (the friendly
@@ -30,6 +23,7 @@ enum CentralCommandTarget: Sendable {
 /// instantiated per device topic.
 struct CentralRoutes: Sendable {
     let base: String
+    let bridge: BridgeTopics
     let qos: MQTTQoS
     let retain: Bool
     let routesByDevice: [[CharacteristicRoute]]
@@ -37,9 +31,11 @@ struct CentralRoutes: Sendable {
 
     init(configuration: BridgeConfiguration) {
         base = configuration.mqtt.baseTopic
+        bridge = BridgeTopics(configuration.mqtt)
         qos = MQTTQoS(rawValue: UInt8(configuration.mqtt.qos)) ?? .atLeastOnce
         retain = configuration.mqtt.retain
         var all: [[CharacteristicRoute]] = []
+        let qos = self.qos
         for (index, device) in configuration.devices.enumerated() {
             let deviceTopic = device.topicName ?? "device\(index)"
             all.append(device.characteristics.map { characteristic in
@@ -64,22 +60,8 @@ struct CentralRoutes: Sendable {
 
     func availabilityTopic(_ deviceTopic: String) -> String { "\(base)/\(deviceTopic)/availability" }
     func advertTopic(_ deviceTopic: String) -> String { "\(base)/\(deviceTopic)/advert" }
-    var bridgeDevicesTopic: String { "\(base)/bridge/devices" }
-    var bridgeEventTopic: String { "\(base)/bridge/event" }
-    func bridgeRequestTopic(_ verb: String) -> String { "\(base)/bridge/request/\(verb)" }
-    func bridgeResponseTopic(_ verb: String) -> String { "\(base)/bridge/response/\(verb)" }
-
-    /// Every topic filter the bridge subscribes to on its own connection.
-    func commandFilters(deviceTopics: [(index: Int, topic: String)]) -> [String] {
-        var filters = Self.bridgeVerbs.map(bridgeRequestTopic)
-        for (index, topic) in deviceTopics {
-            for route in routes(ofDevice: index, deviceTopic: topic) {
-                // /set is subscribed for every characteristic so that a write to a read-only one gets an error
-                // result instead of silence.
-                filters.append(route.setTopic)
-                filters.append(route.getTopic)
-            }
-        }
-        return filters
-    }
+    var bridgeDevicesTopic: String { bridge.devices }
+    var bridgeEventTopic: String { bridge.event }
+    func bridgeRequestTopic(_ verb: String) -> String { bridge.request(verb) }
+    func bridgeResponseTopic(_ verb: String) -> String { bridge.response(verb) }
 }
