@@ -34,13 +34,13 @@ package struct BlueZDiscoveryFilter: Sendable, Hashable {
 
     var dbusValue: DBusValue {
         var entries: [String: DBusValue] = [
-            "Transport": .variant(.string(transport)),
-            "DuplicateData": .variant(.bool(duplicateData)),
+            "Transport": .string(transport),
+            "DuplicateData": .bool(duplicateData),
         ]
-        if !uuids.isEmpty { entries["UUIDs"] = .variant(.stringArray(uuids)) }
-        if let rssi { entries["RSSI"] = .variant(.int16(rssi)) }
-        if let pathloss { entries["Pathloss"] = .variant(.uint16(pathloss)) }
-        if let pattern { entries["Pattern"] = .variant(.string(pattern)) }
+        if !uuids.isEmpty { entries["UUIDs"] = .stringArray(uuids) }
+        if let rssi { entries["RSSI"] = .int16(rssi) }
+        if let pathloss { entries["Pathloss"] = .uint16(pathloss) }
+        if let pattern { entries["Pattern"] = .string(pattern) }
         return .stringVariantDictionary(entries)
     }
 }
@@ -49,7 +49,7 @@ extension BlueZClient {
     package func setPowered(adapter: String, _ powered: Bool) async throws {
         _ = try await connection.call(
             destination: BlueZName.service, path: adapter, interface: BlueZName.properties, method: "Set",
-            arguments: [.string(BlueZName.adapter), .string("Powered"), .variant(.bool(powered))],
+            arguments: [.string(BlueZName.adapter), .string("Powered"), .bool(powered)],
             timeout: .seconds(10))
     }
 
@@ -80,7 +80,7 @@ extension BlueZClient {
 
     package func readValue(characteristic: String, offset: UInt16 = 0, timeout: Duration) async throws -> [UInt8] {
         var options: [String: DBusValue] = [:]
-        if offset != 0 { options["offset"] = .variant(.uint16(offset)) }
+        if offset != 0 { options["offset"] = .uint16(offset) }
         let reply = try await connection.call(
             destination: BlueZName.service, path: characteristic, interface: BlueZName.gattCharacteristic,
             method: "ReadValue", arguments: [.stringVariantDictionary(options)], timeout: timeout)
@@ -90,7 +90,7 @@ extension BlueZClient {
     package func writeValue(
         characteristic: String, _ value: [UInt8], type: BlueZWriteType, timeout: Duration
     ) async throws {
-        let options: [String: DBusValue] = ["type": .variant(.string(type.rawValue))]
+        let options: [String: DBusValue] = ["type": .string(type.rawValue)]
         try await callBlueZ(
             characteristic, BlueZName.gattCharacteristic, "WriteValue",
             [.bytes(value), .stringVariantDictionary(options)], timeout)
