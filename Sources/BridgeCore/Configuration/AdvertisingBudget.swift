@@ -16,6 +16,12 @@ package struct AdvertisingBudget: Sendable, Hashable {
         package var bytes: Int
         /// Detail shown in parentheses, such as `1 × 128-bit`.
         package var detail: String?
+
+        package init(name: String, bytes: Int, detail: String? = nil) {
+            self.name = name
+            self.bytes = bytes
+            self.detail = detail
+        }
     }
 
     package let parts: [Part]
