@@ -37,7 +37,8 @@ package struct TopicRouter: Sendable {
     /// Devices selected by `match` without a name get their topic from the address at run time; register
     /// them with ``adding(deviceTopic:deviceIndex:configuration:)`` when they appear.
     package init(configuration: BridgeConfiguration) {
-        var router = TopicRouter(layout: TopicLayout(configuration.mqtt), characteristics: [:], writable: [], readable: [])
+        var router = TopicRouter(
+            layout: TopicLayout(configuration.mqtt), characteristics: [:], writable: [], readable: [])
         for (index, device) in configuration.devices.enumerated() {
             guard let topic = device.topicName else { continue }
             router = router.adding(deviceTopic: topic, deviceIndex: index, configuration: configuration)
@@ -45,8 +46,10 @@ package struct TopicRouter: Sendable {
         self = router
     }
 
-    private init(layout: TopicLayout, characteristics: [String: CharacteristicAddress], writable: Set<String>,
-                 readable: Set<String>) {
+    private init(
+        layout: TopicLayout, characteristics: [String: CharacteristicAddress], writable: Set<String>,
+        readable: Set<String>
+    ) {
         self.layout = layout
         self.characteristics = characteristics
         self.writable = writable
@@ -61,9 +64,10 @@ package struct TopicRouter: Sendable {
         var readable = self.readable
         for (index, characteristic) in configuration.devices[deviceIndex].characteristics.enumerated() {
             let key = deviceTopic + "/" + characteristic.topicName
-            characteristics[key] = CharacteristicAddress(deviceIndex: deviceIndex, characteristicIndex: index,
-                                                         deviceTopic: deviceTopic,
-                                                         characteristicTopic: characteristic.topicName)
+            characteristics[key] = CharacteristicAddress(
+                deviceIndex: deviceIndex, characteristicIndex: index,
+                deviceTopic: deviceTopic,
+                characteristicTopic: characteristic.topicName)
             // Writes are a security boundary: only characteristics configured as writable accept /set.
             if characteristic.write != nil { writable.insert(key) }
             if characteristic.read { readable.insert(key) }

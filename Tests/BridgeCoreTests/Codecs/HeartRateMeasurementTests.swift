@@ -13,7 +13,9 @@ import Testing
     @Test func decodesEveryOptionalField() throws {
         // flags: 16-bit rate, contact supported + detected, energy, RR intervals
         let bytes: [UInt8] = [0x1F, 0x2C, 0x01, 0x78, 0x00, 0x40, 0x03, 0x00, 0x04]
-        #expect(try decode(bytes) == #"{"bpm":300,"sensor_contact":true,"energy_expended":120,"rr_intervals":[0.8125,1.0]}"#)
+        #expect(
+            try decode(bytes) == #"{"bpm":300,"sensor_contact":true,"energy_expended":120,"rr_intervals":[0.8125,1.0]}"#
+        )
     }
 
     @Test func reportsLostContactOnlyWhenSupported() throws {

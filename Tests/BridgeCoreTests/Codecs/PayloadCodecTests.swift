@@ -2,9 +2,11 @@ import BridgeCore
 import Testing
 
 @Suite struct PayloadCodecTests {
-    static let allNames = ["raw", "hex", "base64", "utf8", "uint8", "int8", "uint16le", "int16be", "uint24le", "int32le",
-                           "uint64be", "int64le", "int16le*0.01", "uint8*0.5-40", "uint16be*2+1.5", "float32le", "float32be",
-                           "float64le", "float64be", "battery_level", "heart_rate_measurement", "temperature", "humidity"]
+    static let allNames = [
+        "raw", "hex", "base64", "utf8", "uint8", "int8", "uint16le", "int16be", "uint24le", "int32le",
+        "uint64be", "int64le", "int16le*0.01", "uint8*0.5-40", "uint16be*2+1.5", "float32le", "float32be",
+        "float64le", "float64be", "battery_level", "heart_rate_measurement", "temperature", "humidity",
+    ]
 
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
@@ -13,7 +15,10 @@ import Testing
         #expect(try PayloadCodec(parsing: name).description == name)
     }
 
-    @Test(arguments: ["uint12le", "uint16", "uint8le", "int16le*0", "int16le*-1", "float16le", "", "utf-8", "int16le*0.01+", "uint16le*abc"])
+    @Test(arguments: [
+        "uint12le", "uint16", "uint8le", "int16le*0", "int16le*-1", "float16le", "", "utf-8", "int16le*0.01+",
+        "uint16le*abc",
+    ])
     func rejectsMalformedCodecNames(name: String) {
         #expect(throws: CodecError.self) { try PayloadCodec(parsing: name) }
     }
@@ -52,9 +57,15 @@ import Testing
     @Test func integersHonourWidthSignAndByteOrder() throws {
         #expect(text(try PayloadCodec(parsing: "uint16be").decode([0x01, 0x02])) == "258")
         #expect(text(try PayloadCodec(parsing: "int24le").decode([0xFF, 0xFF, 0xFF])) == "-1")
-        #expect(text(try PayloadCodec(parsing: "uint64le").decode([UInt8](repeating: 0xFF, count: 8))) == "18446744073709551615")
-        #expect(text(try PayloadCodec(parsing: "int64be").decode([0x80] + [UInt8](repeating: 0, count: 7))) == "-9223372036854775808")
-        #expect(throws: CodecError("uint16le needs 2 bytes, got 3")) { try PayloadCodec(parsing: "uint16le").decode([1, 2, 3]) }
+        #expect(
+            text(try PayloadCodec(parsing: "uint64le").decode([UInt8](repeating: 0xFF, count: 8)))
+                == "18446744073709551615")
+        #expect(
+            text(try PayloadCodec(parsing: "int64be").decode([0x80] + [UInt8](repeating: 0, count: 7)))
+                == "-9223372036854775808")
+        #expect(throws: CodecError("uint16le needs 2 bytes, got 3")) {
+            try PayloadCodec(parsing: "uint16le").decode([1, 2, 3])
+        }
         #expect(throws: CodecError.self) { try PayloadCodec(parsing: "uint8").encode(payload: Array("256".utf8)) }
         #expect(throws: CodecError.self) { try PayloadCodec(parsing: "uint8").encode(payload: Array("-1".utf8)) }
         #expect(throws: CodecError.self) { try PayloadCodec(parsing: "uint8").encode(payload: Array("ten".utf8)) }
@@ -87,7 +98,9 @@ import Testing
         #expect(throws: CodecError.self) { try PayloadCodec.base64.encode(payload: Array("A===".utf8)) }
         #expect(throws: CodecError.self) { try PayloadCodec.utf8.encode(payload: [0xC3]) }
         #expect(throws: CodecError.self) { try PayloadCodec.utf8.decode([0xFF]) }
-        #expect(throws: CodecError.self) { try PayloadCodec.float32(littleEndian: true).encode(payload: Array("1e39".utf8)) }
+        #expect(throws: CodecError.self) {
+            try PayloadCodec.float32(littleEndian: true).encode(payload: Array("1e39".utf8))
+        }
         #expect(throws: CodecError.self) { try PayloadCodec.batteryLevel.encode(payload: Array("101".utf8)) }
         #expect(throws: CodecError.self) { try PayloadCodec.batteryLevel.decode([101]) }
         #expect(throws: CodecError.self) { try PayloadCodec.temperature.decode([0x00, 0x80]) }

@@ -25,10 +25,12 @@ import Testing
 
     @Test func uuidsAreGroupedBySize() {
         // 3 + (2 + 2×2) + (2 + 4) + (2 + 16) = 33
-        let budget = AdvertisingBudget(advert(uuids: ["180D", "180F", "12345678", "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]))
+        let budget = AdvertisingBudget(
+            advert(uuids: ["180D", "180F", "12345678", "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]))
         #expect(budget.total == 33)
         #expect(budget.overflow == 2)
-        #expect(budget.parts.last == .init(name: "service UUIDs", bytes: 30, detail: "2 × 16-bit, 1 × 32-bit, 1 × 128-bit"))
+        #expect(
+            budget.parts.last == .init(name: "service UUIDs", bytes: 30, detail: "2 × 16-bit, 1 × 32-bit, 1 × 128-bit"))
         // A repeated UUID is advertised once.
         #expect(AdvertisingBudget(advert(uuids: ["180D", "180d"])).total == 3 + 4)
     }
@@ -41,7 +43,11 @@ import Testing
     }
 
     @Test func overflowMessageNamesEveryPart() {
-        let budget = AdvertisingBudget(advert(uuids: ["6E400001-B5A3-F393-E0A9-E50E24DCCA9E"], manufacturer: (0x004C, 12)))
-        #expect(budget.overflowMessage == "advertisement needs 37 bytes, 6 over the 31-byte legacy limit (flags 3, service UUIDs 18 (1 × 128-bit), manufacturer data 16 (company 0x004C + 12 bytes))")
+        let budget = AdvertisingBudget(
+            advert(uuids: ["6E400001-B5A3-F393-E0A9-E50E24DCCA9E"], manufacturer: (0x004C, 12)))
+        #expect(
+            budget.overflowMessage
+                == "advertisement needs 37 bytes, 6 over the 31-byte legacy limit (flags 3, service UUIDs 18 (1 × 128-bit), manufacturer data 16 (company 0x004C + 12 bytes))"
+        )
     }
 }

@@ -13,7 +13,8 @@ import Testing
     }
 
     @Test func collectsEveryErrorWithItsPath() {
-        let found = errors("""
+        let found = errors(
+            """
             mqtt: { url: "http://x", tls: { cert_file: a } }
             devices:
               - { name: "", address: "zz" }
@@ -24,23 +25,28 @@ import Testing
                 characteristics:
                   - { service: "180D", uuid: "2A37", write: sometimes }
             """)
-        #expect(found == [
-            "mqtt.url: \"http://x\" must start with mqtt:// or mqtts://",
-            "mqtt.tls: cert_file and key_file must be given together",
-            "devices[0].name: \"\" must not be empty",
-            "devices[0].address: \"zz\" is not a Bluetooth address",
-            "devices[1].idle_timeout: only applies to connect: on_demand",
-            "devices[1].characteristics[0].write: \"sometimes\" is not one of with_response, without_response",
-        ])
+        #expect(
+            found == [
+                "mqtt.url: \"http://x\" must start with mqtt:// or mqtts://",
+                "mqtt.tls: cert_file and key_file must be given together",
+                "devices[0].name: \"\" must not be empty",
+                "devices[0].address: \"zz\" is not a Bluetooth address",
+                "devices[1].idle_timeout: only applies to connect: on_demand",
+                "devices[1].characteristics[0].write: \"sometimes\" is not one of with_response, without_response",
+            ])
     }
 
     @Test func typeMismatchesAreReportedOnceAtTheirPath() {
-        let found = errors("""
+        let found = errors(
+            """
             mqtt: { url: [1], keepalive: soon }
             bluetooth: { scan: { duplicates: maybe } }
             """)
-        #expect(found == ["mqtt.url: expected a string", "mqtt.keepalive: expected an integer",
-                          "bluetooth.scan.duplicates: expected true or false"])
+        #expect(
+            found == [
+                "mqtt.url: expected a string", "mqtt.keepalive: expected an integer",
+                "bluetooth.scan.duplicates: expected true or false",
+            ])
     }
 
     @Test func emptyAndNonMappingDocumentsAreClearErrors() {

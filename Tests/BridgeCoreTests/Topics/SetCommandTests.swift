@@ -23,7 +23,8 @@ import Testing
         let ok = SetResult.success.payload(transaction: .number("7"))
         #expect(String(decoding: ok, as: UTF8.self) == #"{"ok":true,"transaction":7}"#)
         let failure = SetResult.failure(error: "org.bluez.Error.NotPermitted", message: "Write not permitted")
-        #expect(String(decoding: failure.payload(transaction: nil), as: UTF8.self)
+        #expect(
+            String(decoding: failure.payload(transaction: nil), as: UTF8.self)
                 == #"{"ok":false,"error":"org.bluez.Error.NotPermitted","message":"Write not permitted"}"#)
     }
 }

@@ -25,14 +25,17 @@ final class ConfigurationDecodingContext {
         switch decodingError {
         case .typeMismatch(let type, let context):
             // Yams names the node type it found, not the one wanted; prefer the field's declared type.
-            record(path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
-                   message: "expected \(Self.describe(expected ?? type))")
+            record(
+                path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
+                message: "expected \(Self.describe(expected ?? type))")
         case .valueNotFound(let type, let context):
-            record(path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
-                   message: "expected \(Self.describe(expected ?? type))")
+            record(
+                path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
+                message: "expected \(Self.describe(expected ?? type))")
         case .dataCorrupted(let context):
-            record(path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
-                   message: context.debugDescription)
+            record(
+                path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
+                message: context.debugDescription)
         case .keyNotFound(let key, let context):
             record(path: context.codingPath + [key], message: "is required")
         @unknown default:

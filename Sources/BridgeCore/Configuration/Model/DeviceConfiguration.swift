@@ -21,8 +21,10 @@ package struct DeviceConfiguration: Sendable, Hashable {
     package var connect: ConnectPolicy
     package var characteristics: [CharacteristicConfiguration]
 
-    package init(name: String?, selector: Selector, connect: ConnectPolicy = .always,
-                 characteristics: [CharacteristicConfiguration] = []) {
+    package init(
+        name: String?, selector: Selector, connect: ConnectPolicy = .always,
+        characteristics: [CharacteristicConfiguration] = []
+    ) {
         self.name = name
         self.selector = selector
         self.connect = connect
@@ -57,8 +59,10 @@ package struct CharacteristicConfiguration: Sendable, Hashable {
     /// Nil: the MQTT section's `retain`.
     package var retain: Bool?
 
-    package init(name: String? = nil, service: BluetoothUUID, uuid: BluetoothUUID, notify: Bool = false,
-                 read: Bool = false, write: WriteType? = nil, codec: PayloadCodec = .raw, retain: Bool? = nil) {
+    package init(
+        name: String? = nil, service: BluetoothUUID, uuid: BluetoothUUID, notify: Bool = false,
+        read: Bool = false, write: WriteType? = nil, codec: PayloadCodec = .raw, retain: Bool? = nil
+    ) {
         self.name = name
         self.service = service
         self.uuid = uuid
