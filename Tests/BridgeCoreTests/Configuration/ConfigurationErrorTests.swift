@@ -69,3 +69,31 @@ import Testing
         #expect(config.devices[2].connect == .never)
     }
 }
+
+@Suite struct ConfigurationScalarTests {
+    @Test func unquotedNumbersAreAcceptedWhereTextIsExpected() throws {
+        let config = try BridgeConfiguration(yaml: """
+            mqtt: { url: "mqtt://localhost", protocol: 5 }
+            devices:
+              - name: 42
+                address: "C4:7C:8D:6A:3E:11"
+                characteristics:
+                  - { service: 1800, uuid: 2A00, read: true }
+            peripheral:
+              advertise: { manufacturer_data: { company_id: 0x004C, data: 0102 } }
+              services:
+                - uuid: 180F
+                  characteristics:
+                    - { uuid: 2A19, flags: [read], source_topic: x/y, codec: uint8, initial_value: 100 }
+            """)
+        #expect(config.mqtt.protocolVersion == .v5)
+        #expect(config.devices[0].name == "42")
+        #expect(config.devices[0].characteristics[0].topicName == "1800/2a00")
+        #expect(config.peripheral?.advertisement.manufacturerData?.data == [0x01, 0x02])
+        #expect(config.peripheral?.services[0].characteristics[0].initialValue == [100])
+    }
+
+    @Test func unreadableFilesNameThePath() {
+        #expect(throws: ConfigurationErrors.self) { try BridgeConfiguration.load(path: "/nonexistent/gattway.yaml") }
+    }
+}
