@@ -81,8 +81,9 @@ package struct ATTError: Hashable, Sendable, CustomStringConvertible {
     /// The code as `0xNN`, upper-case, as BlueZ prints it.
     package var hexCode: String {
         let digits = HexDigits.uppercase
-        return String(decoding: [UInt8(ascii: "0"), UInt8(ascii: "x"), digits[Int(code >> 4)], digits[Int(code & 0xF)]],
-                      as: UTF8.self)
+        return String(
+            decoding: [UInt8(ascii: "0"), UInt8(ascii: "x"), digits[Int(code >> 4)], digits[Int(code & 0xF)]],
+            as: UTF8.self)
     }
 
     /// `0x0E Unlikely Error`.

@@ -26,8 +26,9 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
             let offset = index * 3
             if index > 0 {
                 let separator = utf8[offset - 1]
-                guard separator == UInt8(ascii: ":") || separator == UInt8(ascii: "_")
-                    || separator == UInt8(ascii: "-")
+                guard
+                    separator == UInt8(ascii: ":") || separator == UInt8(ascii: "_")
+                        || separator == UInt8(ascii: "-")
                 else { throw BluetoothValueError("\"\(text)\" is not a Bluetooth address") }
             }
             guard let high = HexDigits.value(of: utf8[offset]), let low = HexDigits.value(of: utf8[offset + 1]) else {

@@ -1,7 +1,8 @@
 /// A Bluetooth UUID, stored normalised to its 128-bit value.
 ///
 /// 16- and 32-bit forms are expanded with the Bluetooth Base UUID
-/// `0000xxxx-0000-1000-8000-00805F9B34FB`, so `BluetoothUUID("180D") == BluetoothUUID("0000180d-0000-1000-8000-00805f9b34fb")`.
+/// `0000xxxx-0000-1000-8000-00805F9B34FB`, so
+/// `BluetoothUUID("180D") == BluetoothUUID("0000180d-0000-1000-8000-00805f9b34fb")`.
 ///
 /// - SeeAlso: Bluetooth Core Specification, Vol 3, Part B, §2.5.1 "UUID".
 package struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {

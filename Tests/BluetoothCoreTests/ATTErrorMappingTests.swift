@@ -33,15 +33,18 @@ import Testing
         ServerCase(name: .doesNotExist, message: "", operation: .read, expected: .unlikelyError),
     ])
     func serverSideMapsApplicationErrorsLikeBluetoothd(testCase: ServerCase) {
-        #expect(ATTError.sentToRemote(forApplicationError: testCase.name, message: testCase.message,
-                                      during: testCase.operation) == testCase.expected)
+        #expect(
+            ATTError.sentToRemote(
+                forApplicationError: testCase.name, message: testCase.message,
+                during: testCase.operation) == testCase.expected)
     }
 
     @Test func clientSideMapsATTErrorsLikeBluetoothd() {
         #expect(ATTError.readNotPermitted.replyToClient.name == .notPermitted)
         #expect(ATTError.insufficientEncryption.replyToClient == BlueZErrorReply(.notPermitted, "Not paired"))
         #expect(ATTError.invalidOffset.replyToClient == BlueZErrorReply(.invalidArguments, "Invalid offset"))
-        #expect(ATTError.invalidAttributeValueLength.replyToClient == BlueZErrorReply(.invalidArguments, "Invalid Length"))
+        #expect(
+            ATTError.invalidAttributeValueLength.replyToClient == BlueZErrorReply(.invalidArguments, "Invalid Length"))
         #expect(ATTError.insufficientAuthorization.replyToClient.name == .notAuthorized)
         #expect(ATTError.requestNotSupported.replyToClient.name == .notSupported)
         let other = ATTError(code: 0x85).replyToClient

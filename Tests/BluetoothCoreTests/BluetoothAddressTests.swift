@@ -2,8 +2,10 @@ import BluetoothCore
 import Testing
 
 @Suite struct BluetoothAddressTests {
-    @Test(arguments: ["C4:7C:8D:6A:3E:11", "c4:7c:8d:6a:3e:11", "dev_C4_7C_8D_6A_3E_11",
-                      "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11", "C4-7C-8D-6A-3E-11"])
+    @Test(arguments: [
+        "C4:7C:8D:6A:3E:11", "c4:7c:8d:6a:3e:11", "dev_C4_7C_8D_6A_3E_11",
+        "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11", "C4-7C-8D-6A-3E-11",
+    ])
     func parsesEveryAcceptedFormToTheCanonicalForm(text: String) throws {
         let address = try BluetoothAddress(parsing: text)
         #expect(address.description == "C4:7C:8D:6A:3E:11")
@@ -11,7 +13,9 @@ import Testing
         #expect(address.bluezPathComponent == "dev_C4_7C_8D_6A_3E_11")
     }
 
-    @Test(arguments: ["", "C4:7C:8D:6A:3E", "C4:7C:8D:6A:3E:1G", "C47C8D6A3E11", "C4:7C:8D:6A:3E:11:00", "C4;7C:8D:6A:3E:11"])
+    @Test(arguments: [
+        "", "C4:7C:8D:6A:3E", "C4:7C:8D:6A:3E:1G", "C47C8D6A3E11", "C4:7C:8D:6A:3E:11:00", "C4;7C:8D:6A:3E:11",
+    ])
     func rejectsMalformedAddressesWithTheTextQuoted(text: String) {
         #expect(throws: BluetoothValueError("\"\(text)\" is not a Bluetooth address")) {
             try BluetoothAddress(parsing: text)

@@ -2,8 +2,10 @@ import BluetoothCore
 import Testing
 
 @Suite struct BluetoothUUIDTests {
-    @Test(arguments: ["180D", "180d", "0x180D", "0000180D", "0000180d-0000-1000-8000-00805f9b34fb",
-                      "0000180D-0000-1000-8000-00805F9B34FB", "0000180d00001000800000805f9b34fb"])
+    @Test(arguments: [
+        "180D", "180d", "0x180D", "0000180D", "0000180d-0000-1000-8000-00805f9b34fb",
+        "0000180D-0000-1000-8000-00805F9B34FB", "0000180d00001000800000805f9b34fb",
+    ])
     func normalisesEveryFormOfTheSameUUID(text: String) throws {
         let uuid = try BluetoothUUID(parsing: text)
         #expect(uuid == BluetoothUUID(uuid16: 0x180D))
@@ -29,8 +31,10 @@ import Testing
         #expect(uuid.byteWidth == 4)
     }
 
-    @Test(arguments: ["2A1G", "", "180", "0000180d-0000-1000-8000-00805f9b34f", "0000180d_0000-1000-8000-00805f9b34fb",
-                      "zzzz", "0x", "0x12345"])
+    @Test(arguments: [
+        "2A1G", "", "180", "0000180d-0000-1000-8000-00805f9b34f", "0000180d_0000-1000-8000-00805f9b34fb",
+        "zzzz", "0x", "0x12345",
+    ])
     func rejectsMalformedUUIDsWithTheTextQuoted(text: String) {
         #expect(throws: BluetoothValueError("\"\(text)\" is not a Bluetooth UUID")) {
             try BluetoothUUID(parsing: text)

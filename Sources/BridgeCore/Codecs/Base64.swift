@@ -1,6 +1,7 @@
 /// Standard base64 (RFC 4648 §4, with padding), kept here so that the codec path needs no Foundation.
 enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     static func encode(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []

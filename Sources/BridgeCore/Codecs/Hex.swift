@@ -31,7 +31,9 @@ package enum Hex {
         while let first = body.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 {
             body = body.dropFirst()
         }
-        if body.count >= 2, body[body.startIndex] == UInt8(ascii: "0"), body[body.startIndex + 1] | 0x20 == UInt8(ascii: "x") {
+        if body.count >= 2, body[body.startIndex] == UInt8(ascii: "0"),
+            body[body.startIndex + 1] | 0x20 == UInt8(ascii: "x")
+        {
             body = body.dropFirst(2)
         }
         var out: [UInt8] = []

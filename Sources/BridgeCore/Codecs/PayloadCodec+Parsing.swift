@@ -21,7 +21,10 @@ extension PayloadCodec {
         case "humidity": self = .humidity
         default:
             guard let scaled = Self.parseInteger(text) else {
-                throw CodecError("\"\(text)\" is not a codec (expected raw, hex, base64, utf8, an integer such as uint16le*0.01, float32le, battery_level, heart_rate_measurement, temperature or humidity)")
+                throw CodecError(
+                    "\"\(text)\" is not a codec (expected raw, hex, base64, utf8, an integer such as uint16le*0.01, "
+                        + "float32le, battery_level, heart_rate_measurement, temperature or humidity)"
+                )
             }
             self = .integer(scaled)
         }
@@ -50,7 +53,9 @@ extension PayloadCodec {
             return nil  // byte order must be explicit for multi-byte fields
         }
         if bits == 8, text.contains("8le") || text.contains("8be") { return nil }
-        guard let layout = IntegerLayout(bits: bits, isSigned: isSigned, isLittleEndian: littleEndian) else { return nil }
+        guard let layout = IntegerLayout(bits: bits, isSigned: isSigned, isLittleEndian: littleEndian) else {
+            return nil
+        }
         var scale = DecimalNumber.one
         var offset = DecimalNumber.zero
         if rest.first == "*" {

@@ -65,7 +65,8 @@ package enum PayloadCodec: Hashable, Sendable, CustomStringConvertible {
         case .float32(let little):
             try requireLength(bytes, 4)
             let pattern = UInt32(truncatingIfNeeded: Self.unsigned(bytes, littleEndian: little))
-            return Array(Self.text(Double(Float(bitPattern: pattern)), shortest: Float(bitPattern: pattern).description).utf8)
+            return Array(
+                Self.text(Double(Float(bitPattern: pattern)), shortest: Float(bitPattern: pattern).description).utf8)
         case .float64(let little):
             try requireLength(bytes, 8)
             let value = Double(bitPattern: Self.unsigned(bytes, littleEndian: little))
@@ -142,7 +143,8 @@ package enum PayloadCodec: Hashable, Sendable, CustomStringConvertible {
     static func trimmedText(_ payload: [UInt8]) throws(CodecError) -> Substring {
         guard let text = String(validating: payload, as: UTF8.self) else { throw CodecError("payload is not UTF-8") }
         let trimmed = text.drop(while: \.isWhitespace)
-        return trimmed[..<(trimmed.lastIndex(where: { !$0.isWhitespace }).map { trimmed.index(after: $0) } ?? trimmed.endIndex)]
+        return trimmed[
+            ..<(trimmed.lastIndex(where: { !$0.isWhitespace }).map { trimmed.index(after: $0) } ?? trimmed.endIndex)]
     }
 
     private static func parseDouble(_ payload: [UInt8], codecName: String) throws(CodecError) -> Double {

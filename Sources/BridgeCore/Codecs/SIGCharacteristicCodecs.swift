@@ -11,7 +11,9 @@ enum SIGCharacteristicCodecs {
         layout: IntegerLayout(bits: 16, isSigned: false, isLittleEndian: true)!,
         scale: DecimalNumber(significand: 1, exponent: -2))!
 
-    private static func parameters(_ codec: PayloadCodec) -> (ScaledInteger, unknown: UInt64?, range: ClosedRange<Int64>?) {
+    private static func parameters(_ codec: PayloadCodec) -> (
+        ScaledInteger, unknown: UInt64?, range: ClosedRange<Int64>?
+    ) {
         switch codec {
         case .temperature: (temperature, 0x8000, nil)
         case .humidity: (humidity, 0xFFFF, 0...10_000)
@@ -22,7 +24,10 @@ enum SIGCharacteristicCodecs {
     static func decodeScalar(_ codec: PayloadCodec, _ bytes: [UInt8]) throws(CodecError) -> String {
         let (scaled, unknown, range) = parameters(codec)
         guard bytes.count == scaled.layout.byteCount else {
-            throw CodecError("\(codec) needs \(scaled.layout.byteCount) byte\(scaled.layout.byteCount == 1 ? "" : "s"), got \(bytes.count)")
+            throw CodecError(
+                "\(codec) needs \(scaled.layout.byteCount) byte\(scaled.layout.byteCount == 1 ? "" : "s"), "
+                    + "got \(bytes.count)"
+            )
         }
         let raw = PayloadCodec.unsigned(bytes, littleEndian: true)
         // The specification reserves these raw values for "value is not known"; publishing them as a
@@ -50,7 +55,10 @@ enum SIGCharacteristicCodecs {
         var index = 1
         func take(_ count: Int, _ what: String) throws(CodecError) -> Int {
             guard bytes.count - index >= count else {
-                throw CodecError("heart_rate_measurement is truncated: \(what) needs \(count) more byte\(count == 1 ? "" : "s") at offset \(index)")
+                throw CodecError(
+                    "heart_rate_measurement is truncated: \(what) needs \(count) more byte\(count == 1 ? "" : "s") "
+                        + "at offset \(index)"
+                )
             }
             var value = 0
             for offset in 0..<count { value |= Int(bytes[index + offset]) << (8 * offset) }

@@ -30,7 +30,9 @@ package struct ScaledInteger: Hashable, Sendable {
         switch value {
         case .signed(let number): raw = number
         case .unsigned(let number):
-            guard let fits = Int64(exactly: number) else { return String(Double(number) * scale.doubleValue + offset.doubleValue) }
+            guard let fits = Int64(exactly: number) else {
+                return String(Double(number) * scale.doubleValue + offset.doubleValue)
+            }
             raw = fits
         }
         let exponent = min(scale.exponent, offset.exponent)

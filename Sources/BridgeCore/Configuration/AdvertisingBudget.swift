@@ -16,6 +16,12 @@ package struct AdvertisingBudget: Sendable, Hashable {
         package var bytes: Int
         /// Detail shown in parentheses, such as `1 × 128-bit`.
         package var detail: String?
+
+        package init(name: String, bytes: Int, detail: String? = nil) {
+            self.name = name
+            self.bytes = bytes
+            self.detail = detail
+        }
     }
 
     package let parts: [Part]
@@ -43,12 +49,16 @@ package struct AdvertisingBudget: Sendable, Hashable {
             parts.append(Part(name: "service UUIDs", bytes: bytes, detail: details.joined(separator: ", ")))
         }
         if let manufacturer = advert.manufacturerData {
-            parts.append(Part(name: "manufacturer data", bytes: 2 + 2 + manufacturer.data.count,
-                              detail: "company \(Self.hex16(manufacturer.companyID)) + \(manufacturer.data.count) bytes"))
+            parts.append(
+                Part(
+                    name: "manufacturer data", bytes: 2 + 2 + manufacturer.data.count,
+                    detail: "company \(Self.hex16(manufacturer.companyID)) + \(manufacturer.data.count) bytes"))
         }
         if let service = advert.serviceData {
-            parts.append(Part(name: "service data", bytes: 2 + service.uuid.byteWidth + service.data.count,
-                              detail: "\(service.uuid.byteWidth * 8)-bit UUID + \(service.data.count) bytes"))
+            parts.append(
+                Part(
+                    name: "service data", bytes: 2 + service.uuid.byteWidth + service.data.count,
+                    detail: "\(service.uuid.byteWidth * 8)-bit UUID + \(service.data.count) bytes"))
         }
         self.parts = parts
     }
@@ -64,7 +74,9 @@ package struct AdvertisingBudget: Sendable, Hashable {
 
     private static func hex16(_ value: UInt16) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
-        let bytes = [UInt8(ascii: "0"), UInt8(ascii: "x")] + (0..<4).reversed().map { digits[Int(value >> UInt16($0 * 4) & 0xF)] }
+        let bytes =
+            [UInt8(ascii: "0"), UInt8(ascii: "x")]
+            + (0..<4).reversed().map { digits[Int(value >> UInt16($0 * 4) & 0xF)] }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -10,7 +10,9 @@ extension BridgeConfiguration {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ConfigurationErrors([ConfigurationError(path: "", message: "cannot read \(path): \(error.localizedDescription)")])
+            throw ConfigurationErrors([
+                ConfigurationError(path: "", message: "cannot read \(path): \(error.localizedDescription)")
+            ])
         }
         return try BridgeConfiguration(yaml: text)
     }
@@ -23,10 +25,13 @@ extension BridgeConfiguration {
         let file: BridgeConfigurationFile
         do {
             guard try Yams.compose(yaml: yaml) != nil else {
-                throw ConfigurationErrors([ConfigurationError(path: "", message: "the configuration is empty (mqtt.url is required)")])
+                throw ConfigurationErrors([
+                    ConfigurationError(path: "", message: "the configuration is empty (mqtt.url is required)")
+                ])
             }
-            file = try YAMLDecoder().decode(BridgeConfigurationFile.self, from: yaml,
-                                            userInfo: [ConfigurationDecodingContext.userInfoKey: context])
+            file = try YAMLDecoder().decode(
+                BridgeConfigurationFile.self, from: yaml,
+                userInfo: [ConfigurationDecodingContext.userInfoKey: context])
         } catch let errors as ConfigurationErrors {
             throw errors
         } catch let error as YamlError {

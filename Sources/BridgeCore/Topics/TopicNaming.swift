@@ -7,7 +7,9 @@ package enum TopicNaming {
     package static func problem(withLevelName name: String) -> String? {
         if name.isEmpty { return "must not be empty" }
         if name.count > maximumLength { return "is longer than \(maximumLength) characters" }
-        if name.unicodeScalars.contains(where: { $0 == "/" || $0 == "+" || $0 == "#" || $0.value < 0x20 || $0.value == 0x7F }) {
+        if name.unicodeScalars.contains(where: {
+            $0 == "/" || $0 == "+" || $0 == "#" || $0.value < 0x20 || $0.value == 0x7F
+        }) {
             return "must not contain /, +, #, NUL or control characters"
         }
         return nil

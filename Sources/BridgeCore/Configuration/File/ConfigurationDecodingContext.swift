@@ -17,21 +17,25 @@ final class ConfigurationDecodingContext {
         errors.append(ConfigurationError(path: Self.format(path), message: message))
     }
 
-    func record(_ error: any Error, at fallbackPath: [any CodingKey]) {
+    func record(_ error: any Error, at fallbackPath: [any CodingKey], expecting expected: Any.Type? = nil) {
         guard let decodingError = error as? DecodingError else {
             record(path: fallbackPath, message: "\(error)")
             return
         }
         switch decodingError {
         case .typeMismatch(let type, let context):
-            record(path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
-                   message: "expected \(Self.describe(type))")
+            // Yams names the node type it found, not the one wanted; prefer the field's declared type.
+            record(
+                path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
+                message: "expected \(Self.describe(expected ?? type))")
         case .valueNotFound(let type, let context):
-            record(path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
-                   message: "expected \(Self.describe(type))")
+            record(
+                path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
+                message: "expected \(Self.describe(expected ?? type))")
         case .dataCorrupted(let context):
-            record(path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
-                   message: context.debugDescription)
+            record(
+                path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
+                message: context.debugDescription)
         case .keyNotFound(let key, let context):
             record(path: context.codingPath + [key], message: "is required")
         @unknown default:
@@ -58,6 +62,7 @@ final class ConfigurationDecodingContext {
         case is Int.Type: "an integer"
         case is Double.Type: "a number"
         case is Bool.Type: "true or false"
+        case is [String].Type: "a list of strings"
         default: String(describing: type).hasPrefix("Array") ? "a list" : "a mapping"
         }
     }

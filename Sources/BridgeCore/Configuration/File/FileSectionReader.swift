@@ -26,7 +26,7 @@ struct FileSectionReader<Key: CodingKey & CaseIterable> {
         do {
             return try container.decodeIfPresent(Value.self, forKey: key)
         } catch {
-            context.record(error, at: container.codingPath + [key])
+            context.record(error, at: container.codingPath + [key], expecting: Value.self)
             return nil
         }
     }

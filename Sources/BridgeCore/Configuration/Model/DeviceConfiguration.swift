@@ -21,6 +21,16 @@ package struct DeviceConfiguration: Sendable, Hashable {
     package var connect: ConnectPolicy
     package var characteristics: [CharacteristicConfiguration]
 
+    package init(
+        name: String?, selector: Selector, connect: ConnectPolicy = .always,
+        characteristics: [CharacteristicConfiguration] = []
+    ) {
+        self.name = name
+        self.selector = selector
+        self.connect = connect
+        self.characteristics = characteristics
+    }
+
     /// The `<device>` topic level when the configuration fixes it: the friendly name, else the address as
     /// 12 lower-case hex digits. Nil for an unnamed `match` device (each match uses its own address).
     package var topicName: String? {
@@ -48,6 +58,20 @@ package struct CharacteristicConfiguration: Sendable, Hashable {
     package var codec: PayloadCodec
     /// Nil: the MQTT section's `retain`.
     package var retain: Bool?
+
+    package init(
+        name: String? = nil, service: BluetoothUUID, uuid: BluetoothUUID, notify: Bool = false,
+        read: Bool = false, write: WriteType? = nil, codec: PayloadCodec = .raw, retain: Bool? = nil
+    ) {
+        self.name = name
+        self.service = service
+        self.uuid = uuid
+        self.notify = notify
+        self.read = read
+        self.write = write
+        self.codec = codec
+        self.retain = retain
+    }
 
     /// The `<characteristic>` topic levels: the configured name, else `<service-uuid>/<characteristic-uuid>`
     /// in their shortest forms.

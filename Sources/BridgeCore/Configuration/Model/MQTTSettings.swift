@@ -8,6 +8,12 @@ package struct MQTTSettings: Sendable, Hashable {
         package var port: Int
         /// True for `mqtts://`.
         package var usesTLS: Bool
+
+        package init(host: String, port: Int, usesTLS: Bool) {
+            self.host = host
+            self.port = port
+            self.usesTLS = usesTLS
+        }
     }
 
     /// Where the password comes from; the password itself is never held in the configuration.

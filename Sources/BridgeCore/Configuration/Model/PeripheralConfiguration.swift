@@ -65,6 +65,21 @@ package struct AdvertisementConfiguration: Sendable, Hashable {
     package var includes: [Include]
     package var appearance: UInt16?
 
+    package init(
+        localName: String? = nil, serviceUUIDs: [BluetoothUUID] = [],
+        manufacturerData: (companyID: UInt16, data: [UInt8])? = nil,
+        serviceData: (uuid: BluetoothUUID, data: [UInt8])? = nil, discoverable: Bool = true,
+        includes: [Include] = [], appearance: UInt16? = nil
+    ) {
+        self.localName = localName
+        self.serviceUUIDs = serviceUUIDs
+        self.manufacturerData = manufacturerData
+        self.serviceData = serviceData
+        self.discoverable = discoverable
+        self.includes = includes
+        self.appearance = appearance
+    }
+
     package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.localName == rhs.localName && lhs.serviceUUIDs == rhs.serviceUUIDs
             && lhs.manufacturerData?.companyID == rhs.manufacturerData?.companyID

@@ -12,22 +12,30 @@ extension ConfigurationValidator {
         if scanFile?.rssi != nil, scanFile?.pathloss != nil {
             fail("bluetooth.scan", "rssi and pathloss cannot both be set (BlueZ accepts only one)")
         }
-        let transport = enumeration(scanFile?.transport ?? ConfigurationDefaults.scanTransport,
-                                    "bluetooth.scan.transport", BluetoothSettings.Scan.Transport.self)
-        let connects = range(section?.maxConcurrentConnects ?? ConfigurationDefaults.maxConcurrentConnects,
-                             ConfigurationDefaults.maxConcurrentConnectsRange, "bluetooth.max_concurrent_connects")
-        let connectTimeout = duration(section?.connectTimeout ?? ConfigurationDefaults.connectTimeoutSeconds,
-                                      "bluetooth.connect_timeout")
-        let requestTimeout = duration(section?.requestTimeout ?? ConfigurationDefaults.requestTimeoutSeconds,
-                                      "bluetooth.request_timeout")
-        let tracked = range(section?.maxTrackedDevices ?? ConfigurationDefaults.maxTrackedDevices, 1...1_000_000,
-                            "bluetooth.max_tracked_devices")
-        let advertInterval = duration(section?.advertMinInterval ?? ConfigurationDefaults.advertMinIntervalSeconds,
-                                      "bluetooth.advert_min_interval")
-        let initial = duration(section?.reconnect?.initial ?? ConfigurationDefaults.reconnectInitialSeconds,
-                               "bluetooth.reconnect.initial")
-        let maximum = duration(section?.reconnect?.max ?? ConfigurationDefaults.reconnectMaxSeconds,
-                               "bluetooth.reconnect.max")
+        let transport = enumeration(
+            scanFile?.transport ?? ConfigurationDefaults.scanTransport,
+            "bluetooth.scan.transport", BluetoothSettings.Scan.Transport.self)
+        let connects = range(
+            section?.maxConcurrentConnects ?? ConfigurationDefaults.maxConcurrentConnects,
+            ConfigurationDefaults.maxConcurrentConnectsRange, "bluetooth.max_concurrent_connects")
+        let connectTimeout = duration(
+            section?.connectTimeout ?? ConfigurationDefaults.connectTimeoutSeconds,
+            "bluetooth.connect_timeout")
+        let requestTimeout = duration(
+            section?.requestTimeout ?? ConfigurationDefaults.requestTimeoutSeconds,
+            "bluetooth.request_timeout")
+        let tracked = range(
+            section?.maxTrackedDevices ?? ConfigurationDefaults.maxTrackedDevices, 1...1_000_000,
+            "bluetooth.max_tracked_devices")
+        let advertInterval = duration(
+            section?.advertMinInterval ?? ConfigurationDefaults.advertMinIntervalSeconds,
+            "bluetooth.advert_min_interval")
+        let initial = duration(
+            section?.reconnect?.initial ?? ConfigurationDefaults.reconnectInitialSeconds,
+            "bluetooth.reconnect.initial")
+        let maximum = duration(
+            section?.reconnect?.max ?? ConfigurationDefaults.reconnectMaxSeconds,
+            "bluetooth.reconnect.max")
         if let initial, let maximum, initial > maximum {
             fail("bluetooth.reconnect", "initial must not be greater than max")
         }
@@ -36,9 +44,10 @@ extension ConfigurationValidator {
         else { return nil }
         return BluetoothSettings(
             adapter: adapter,
-            scan: BluetoothSettings.Scan(uuids: uuids, rssi: rssi, pathloss: pathloss,
-                                         duplicates: scanFile?.duplicates ?? ConfigurationDefaults.scanDuplicates,
-                                         pattern: scanFile?.pattern, transport: transport),
+            scan: BluetoothSettings.Scan(
+                uuids: uuids, rssi: rssi, pathloss: pathloss,
+                duplicates: scanFile?.duplicates ?? ConfigurationDefaults.scanDuplicates,
+                pattern: scanFile?.pattern, transport: transport),
             maxConcurrentConnects: connects, connectTimeout: connectTimeout, requestTimeout: requestTimeout,
             maxTrackedDevices: tracked, advertMinInterval: advertInterval, reconnectInitial: initial,
             reconnectMax: maximum)

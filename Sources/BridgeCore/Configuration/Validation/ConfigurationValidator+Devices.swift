@@ -9,7 +9,9 @@ extension ConfigurationValidator {
             guard let device = validateDevice(section, path) else { continue }
             if let topic = device.topicName {
                 if let first = topicNames[topic] {
-                    fail("\(path).name", "\"\(topic)\" is already used by devices[\(first)]; device names must be unique")
+                    fail(
+                        "\(path).name", "\"\(topic)\" is already used by devices[\(first)]; device names must be unique"
+                    )
                 } else {
                     topicNames[topic] = index
                 }
@@ -19,7 +21,9 @@ extension ConfigurationValidator {
         return devices
     }
 
-    private mutating func validateDevice(_ section: BridgeConfigurationFile.DeviceSection, _ path: String) -> DeviceConfiguration? {
+    private mutating func validateDevice(_ section: BridgeConfigurationFile.DeviceSection, _ path: String)
+        -> DeviceConfiguration?
+    {
         let name = topicLevelName(section.name, "\(path).name")
         var selector: DeviceConfiguration.Selector?
         switch (section.address, section.match) {
@@ -41,7 +45,11 @@ extension ConfigurationValidator {
             let characteristicPath = "\(path).characteristics[\(index)]"
             guard let characteristic = validateCharacteristic(file, characteristicPath) else { continue }
             if let first = topics[characteristic.topicName] {
-                fail(characteristicPath, "topic \"\(characteristic.topicName)\" is already used by characteristics[\(first)]; give each a unique name")
+                fail(
+                    characteristicPath,
+                    "topic \"\(characteristic.topicName)\" is already used by characteristics[\(first)]; "
+                        + "give each a unique name"
+                )
             } else {
                 topics[characteristic.topicName] = index
             }
@@ -54,7 +62,9 @@ extension ConfigurationValidator {
         return DeviceConfiguration(name: name, selector: selector, connect: connect, characteristics: characteristics)
     }
 
-    private mutating func deviceMatch(_ match: BridgeConfigurationFile.MatchSection, _ path: String) -> DeviceConfiguration.Selector? {
+    private mutating func deviceMatch(_ match: BridgeConfigurationFile.MatchSection, _ path: String)
+        -> DeviceConfiguration.Selector?
+    {
         let service = match.service.flatMap { uuid($0, "\(path).service") }
         let manufacturer = match.manufacturerID.flatMap { range($0, 0...65535, "\(path).manufacturer_id") }
         if match.namePrefix == nil, match.service == nil, match.manufacturerID == nil {
@@ -67,7 +77,9 @@ extension ConfigurationValidator {
         return .match(namePrefix: match.namePrefix, service: service, manufacturerID: manufacturer.map { UInt16($0) })
     }
 
-    private mutating func connectPolicy(_ section: BridgeConfigurationFile.DeviceSection, _ path: String) -> DeviceConfiguration.ConnectPolicy? {
+    private mutating func connectPolicy(_ section: BridgeConfigurationFile.DeviceSection, _ path: String)
+        -> DeviceConfiguration.ConnectPolicy?
+    {
         let text = section.connect ?? ConfigurationDefaults.connect
         if section.idleTimeout != nil, text != "on_demand" {
             fail("\(path).idle_timeout", "only applies to connect: on_demand")
@@ -76,7 +88,10 @@ extension ConfigurationValidator {
         case "always": return .always
         case "never": return .never
         case "on_demand":
-            guard let idle = duration(section.idleTimeout ?? ConfigurationDefaults.idleTimeoutSeconds, "\(path).idle_timeout") else {
+            guard
+                let idle = duration(
+                    section.idleTimeout ?? ConfigurationDefaults.idleTimeoutSeconds, "\(path).idle_timeout")
+            else {
                 return nil
             }
             return .onDemand(idleTimeout: idle)
@@ -107,6 +122,7 @@ extension ConfigurationValidator {
         return CharacteristicConfiguration(
             name: name, service: service, uuid: characteristic,
             notify: file.notify ?? ConfigurationDefaults.characteristicNotify,
-            read: file.read ?? ConfigurationDefaults.characteristicRead, write: write, codec: codec, retain: file.retain)
+            read: file.read ?? ConfigurationDefaults.characteristicRead, write: write, codec: codec, retain: file.retain
+        )
     }
 }

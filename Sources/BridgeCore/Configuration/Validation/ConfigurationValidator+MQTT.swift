@@ -3,7 +3,9 @@ extension ConfigurationValidator {
         guard let section = require(section, "mqtt") else { return nil }
         let broker = require(section.url, "mqtt.url").flatMap { brokerURL($0, "mqtt.url") }
         let baseTopic = section.baseTopic ?? ConfigurationDefaults.baseTopic
-        if let problem = TopicNaming.problem(withBaseTopic: baseTopic) { fail("mqtt.base_topic", "\"\(baseTopic)\" \(problem)") }
+        if let problem = TopicNaming.problem(withBaseTopic: baseTopic) {
+            fail("mqtt.base_topic", "\"\(baseTopic)\" \(problem)")
+        }
         if let clientID = section.clientID, clientID.isEmpty || clientID.utf8.count > 65535 {
             fail("mqtt.client_id", "must be 1…65535 bytes")
         }
@@ -21,14 +23,17 @@ extension ConfigurationValidator {
             if (file.certFile == nil) != (file.keyFile == nil) {
                 fail("mqtt.tls", "cert_file and key_file must be given together")
             }
-            tls = MQTTSettings.TLS(caFile: file.caFile, certificateFile: file.certFile, keyFile: file.keyFile,
-                                   insecure: file.insecure ?? ConfigurationDefaults.tlsInsecure)
+            tls = MQTTSettings.TLS(
+                caFile: file.caFile, certificateFile: file.certFile, keyFile: file.keyFile,
+                insecure: file.insecure ?? ConfigurationDefaults.tlsInsecure)
             if broker?.usesTLS == false { fail("mqtt.tls", "is set but mqtt.url uses mqtt://; use mqtts://") }
         }
-        let keepalive = range(section.keepalive ?? ConfigurationDefaults.keepaliveSeconds,
-                              ConfigurationDefaults.keepaliveRange, "mqtt.keepalive")
-        let version = enumeration(section.protocol ?? ConfigurationDefaults.mqttProtocol, "mqtt.protocol",
-                                  MQTTProtocolName.self)
+        let keepalive = range(
+            section.keepalive ?? ConfigurationDefaults.keepaliveSeconds,
+            ConfigurationDefaults.keepaliveRange, "mqtt.keepalive")
+        let version = enumeration(
+            section.protocol ?? ConfigurationDefaults.mqttProtocol, "mqtt.protocol",
+            MQTTProtocolName.self)
         let qos = range(section.qos ?? ConfigurationDefaults.qos, 0...2, "mqtt.qos")
         if let gateway = section.gatewayID, let problem = TopicNaming.problem(withLevelName: gateway) {
             fail("mqtt.gateway_id", "\"\(gateway)\" \(problem)")

@@ -3,8 +3,9 @@ import BluetoothCore
 extension ConfigurationValidator {
     mutating func validatePeripheral(_ section: BridgeConfigurationFile.PeripheralSection) -> PeripheralConfiguration? {
         let adapter = adapterName(section.adapter, "peripheral.adapter")
-        let connections = range(section.maxConnections ?? ConfigurationDefaults.peripheralMaxConnections, 1...32,
-                                "peripheral.max_connections")
+        let connections = range(
+            section.maxConnections ?? ConfigurationDefaults.peripheralMaxConnections, 1...32,
+            "peripheral.max_connections")
         let advert = validateAdvertisement(section.advertise, "peripheral.advertise")
         var services: [PeripheralConfiguration.LocalService] = []
         for (index, file) in (section.services ?? []).enumerated() {
@@ -14,14 +15,16 @@ extension ConfigurationValidator {
                 validateLocalCharacteristic($1, "\(path).characteristics[\($0)]")
             }
             if let uuid {
-                services.append(PeripheralConfiguration.LocalService(
-                    uuid: uuid, primary: file.primary ?? ConfigurationDefaults.servicePrimary,
-                    characteristics: characteristics))
+                services.append(
+                    PeripheralConfiguration.LocalService(
+                        uuid: uuid, primary: file.primary ?? ConfigurationDefaults.servicePrimary,
+                        characteristics: characteristics))
             }
         }
         guard let adapter, let connections, let advert else { return nil }
-        return PeripheralConfiguration(adapter: adapter, maxConnections: connections, advertisement: advert,
-                                       services: services)
+        return PeripheralConfiguration(
+            adapter: adapter, maxConnections: connections, advertisement: advert,
+            services: services)
     }
 
     private mutating func validateAdvertisement(
@@ -70,7 +73,9 @@ extension ConfigurationValidator {
         let notifies = properties.contains(.notify) || properties.contains(.indicate)
         let writable = properties.contains(.write) || properties.contains(.writeWithoutResponse)
         if notifies, file.sourceTopic == nil { fail(path, "notify/indicate needs a source_topic to take values from") }
-        if writable, file.sinkTopic == nil { fail(path, "write/write-without-response needs a sink_topic to publish writes to") }
+        if writable, file.sinkTopic == nil {
+            fail(path, "write/write-without-response needs a sink_topic to publish writes to")
+        }
         if file.sourceTopic != nil, !notifies, !properties.contains(.read) {
             fail("\(path).source_topic", "is set but the flags allow neither read, notify nor indicate")
         }
@@ -88,10 +93,12 @@ extension ConfigurationValidator {
                 fail("\(path).initial_value", "cannot be encoded with \(codec): \(error.message)")
             }
         }
-        let depth = range(file.queue?.depth ?? ConfigurationDefaults.queueDepth, ConfigurationDefaults.queueDepthRange,
-                          "\(path).queue.depth")
-        let whenFull = enumeration(file.queue?.whenFull ?? ConfigurationDefaults.queueWhenFull, "\(path).queue.when_full",
-                                   PeripheralConfiguration.QueueFullPolicy.self)
+        let depth = range(
+            file.queue?.depth ?? ConfigurationDefaults.queueDepth, ConfigurationDefaults.queueDepthRange,
+            "\(path).queue.depth")
+        let whenFull = enumeration(
+            file.queue?.whenFull ?? ConfigurationDefaults.queueWhenFull, "\(path).queue.when_full",
+            PeripheralConfiguration.QueueFullPolicy.self)
         var descriptors: [PeripheralConfiguration.LocalDescriptor] = []
         for (index, descriptor) in (file.descriptors ?? []).enumerated() {
             let descriptorPath = "\(path).descriptors[\(index)]"
@@ -107,14 +114,17 @@ extension ConfigurationValidator {
         }
         return PeripheralConfiguration.LocalCharacteristic(
             uuid: uuid, name: name, flags: flags, sourceTopic: source, sinkTopic: sink, codec: codec,
-            initialValue: initial, maxLength: maxLength, queueDepth: depth, whenFull: whenFull, descriptors: descriptors)
+            initialValue: initial, maxLength: maxLength, queueDepth: depth, whenFull: whenFull, descriptors: descriptors
+        )
     }
 
     private mutating func flagList(_ texts: [String]?, _ path: String, descriptor: Bool) -> [GATTCharacteristicFlag] {
         var flags: [GATTCharacteristicFlag] = []
         for (index, text) in (texts ?? []).enumerated() {
             guard let flag = GATTCharacteristicFlag(rawValue: text) else {
-                fail("\(path)[\(index)]", "\"\(text)\" is not a BlueZ \(descriptor ? "descriptor" : "characteristic") flag")
+                fail(
+                    "\(path)[\(index)]",
+                    "\"\(text)\" is not a BlueZ \(descriptor ? "descriptor" : "characteristic") flag")
                 continue
             }
             if descriptor, !flag.isAllowedOnDescriptor {

@@ -26,14 +26,16 @@ struct ConfigurationValidator {
         let bluetooth = validateBluetooth(file.bluetooth)
         let devices = validateDevices(file.devices ?? [])
         let peripheral = file.peripheral.flatMap { validatePeripheral($0) }
-        let logLevel = enumeration(file.logLevel ?? ConfigurationDefaults.logLevel, "log_level",
-                                   BridgeConfiguration.LogLevel.self)
+        let logLevel = enumeration(
+            file.logLevel ?? ConfigurationDefaults.logLevel, "log_level",
+            BridgeConfiguration.LogLevel.self)
         let stateDirectory = file.stateDir ?? ConfigurationDefaults.stateDirectory
         if stateDirectory.isEmpty { fail("state_dir", "must not be empty") }
         guard let mqtt, let bluetooth, let logLevel, errors.isEmpty else { return nil }
         if file.peripheral != nil, peripheral == nil { return nil }
-        return BridgeConfiguration(mqtt: mqtt, bluetooth: bluetooth, devices: devices, peripheral: peripheral,
-                                   stateDirectory: stateDirectory, logLevel: logLevel)
+        return BridgeConfiguration(
+            mqtt: mqtt, bluetooth: bluetooth, devices: devices, peripheral: peripheral,
+            stateDirectory: stateDirectory, logLevel: logLevel)
     }
 
     // MARK: Shared value checks

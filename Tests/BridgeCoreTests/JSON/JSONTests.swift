@@ -1,0 +1,39 @@
+import BridgeCore
+import Testing
+
+@Suite struct JSONTests {
+    @Test func writerEscapesAndSeparates() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("text", "a\"b\\c\nd\u{01}")
+        writer.field("n", 3)
+        writer.field("x", 0.5)
+        writer.field("ok", true)
+        writer.key("list")
+        writer.beginArray()
+        writer.value(1)
+        writer.null()
+        writer.value(Double.nan)
+        writer.endArray()
+        writer.endObject()
+        #expect(writer.string == #"{"text":"a\"b\\c\nd\u0001","n":3,"x":0.5,"ok":true,"list":[1,null,null]}"#)
+    }
+
+    @Test func readerParsesWhatTheWriterWrites() throws {
+        let text = #" {"a": [1, -2.5e3, true, null], "b": {"c": "\u00e9\ud83d\ude00"}, "n": 12345678901234567890} "#
+        let value = try JSONValue(parsing: Array(text.utf8))
+        #expect(value["b"]?["c"] == .string("é😀"))
+        #expect(value["n"] == .number("12345678901234567890"))
+        #expect(try JSONValue(parsing: value.serialized) == value)
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "01", "\"unterminated", "tru", "{} x", "\"\u{01}\"", "1.", "-"])
+    func readerRejectsMalformedDocuments(text: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Array(text.utf8)) }
+    }
+
+    @Test func readerBoundsNestingDepth() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Array(deep.utf8)) }
+    }
+}
