@@ -20,7 +20,15 @@ extension CentralBridge {
         }
         metrics.commands.increment()
         let route = device.routes[routeIndex]
-        let request = SetPayload(parsing: message.payload)
+        let request: SetCommand
+        do {
+            request = try SetCommand(payload: message.payload)
+        } catch {
+            let reply = ReplyAddress(
+                resultTopic: isSet ? route.setResultTopic : nil, responseTopic: message.properties.responseTopic,
+                correlationData: message.properties.correlationData, transaction: nil)
+            return fail(reply, .gattway("InvalidPayload", "\(error)"))
+        }
         let reply = ReplyAddress(
             resultTopic: isSet ? route.setResultTopic : nil, responseTopic: message.properties.responseTopic,
             correlationData: message.properties.correlationData, transaction: request.transaction)

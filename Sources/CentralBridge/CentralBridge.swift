@@ -233,8 +233,8 @@ package actor CentralBridge: Service {
     /// The broker (re)connected: announce the bridge and every device's availability again, since the broker
     /// published our Last Will when the link dropped.
     private func brokerConnected() async {
-        outbox.send(MQTTMessage(topic: routes.bridge.state, text: "online", qos: .atLeastOnce, retain: true))
-        outbox.send(MQTTMessage(topic: routes.bridge.info, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
+        outbox.send(MQTTMessage(topic: routes.bridge.bridgeState, text: "online", qos: .atLeastOnce, retain: true))
+        outbox.send(MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
         for verb in CentralRoutes.bridgeVerbs {
             let filter = routes.bridgeRequestTopic(verb)
             if subscribedFilters.insert(filter).inserted {

@@ -23,7 +23,7 @@ struct CharacteristicRoute: Sendable {
 /// instantiated per device topic.
 struct CentralRoutes: Sendable {
     let base: String
-    let bridge: BridgeTopics
+    let bridge: TopicLayout
     let qos: MQTTQoS
     let retain: Bool
     let routesByDevice: [[CharacteristicRoute]]
@@ -31,17 +31,18 @@ struct CentralRoutes: Sendable {
 
     init(configuration: BridgeConfiguration) {
         base = configuration.mqtt.baseTopic
-        bridge = BridgeTopics(configuration.mqtt)
+        bridge = TopicLayout(configuration.mqtt)
         qos = MQTTQoS(rawValue: UInt8(configuration.mqtt.qos)) ?? .atLeastOnce
         retain = configuration.mqtt.retain
         var all: [[CharacteristicRoute]] = []
         let qos = self.qos
+        let layout = bridge
         for (index, device) in configuration.devices.enumerated() {
             let deviceTopic = device.topicName ?? "device\(index)"
             all.append(device.characteristics.map { characteristic in
                 CharacteristicRoute(
                     deviceIndex: index, characteristic: characteristic,
-                    valueTopic: "\(configuration.mqtt.baseTopic)/\(deviceTopic)/\(characteristic.topicName)",
+                    valueTopic: layout.value(deviceTopic, characteristic.topicName),
                     qos: qos, retain: characteristic.retain ?? configuration.mqtt.retain)
             })
         }
@@ -53,15 +54,15 @@ struct CentralRoutes: Sendable {
         routesByDevice[index].map { route in
             CharacteristicRoute(
                 deviceIndex: index, characteristic: route.characteristic,
-                valueTopic: "\(base)/\(deviceTopic)/\(route.characteristic.topicName)", qos: route.qos,
+                valueTopic: bridge.value(deviceTopic, route.characteristic.topicName), qos: route.qos,
                 retain: route.retain)
         }
     }
 
-    func availabilityTopic(_ deviceTopic: String) -> String { "\(base)/\(deviceTopic)/availability" }
-    func advertTopic(_ deviceTopic: String) -> String { "\(base)/\(deviceTopic)/advert" }
-    var bridgeDevicesTopic: String { bridge.devices }
-    var bridgeEventTopic: String { bridge.event }
-    func bridgeRequestTopic(_ verb: String) -> String { bridge.request(verb) }
-    func bridgeResponseTopic(_ verb: String) -> String { bridge.response(verb) }
+    func availabilityTopic(_ deviceTopic: String) -> String { bridge.availability(deviceTopic) }
+    func advertTopic(_ deviceTopic: String) -> String { bridge.advert(deviceTopic) }
+    var bridgeDevicesTopic: String { bridge.bridgeDevices }
+    var bridgeEventTopic: String { bridge.bridgeEvent }
+    func bridgeRequestTopic(_ verb: String) -> String { bridge.bridgeRequest(verb) }
+    func bridgeResponseTopic(_ verb: String) -> String { bridge.bridgeResponse(verb) }
 }

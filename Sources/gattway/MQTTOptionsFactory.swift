@@ -11,8 +11,8 @@ enum MQTTOptionsFactory {
 
     static func options(for configuration: BridgeConfiguration) throws -> MosquittoClient.Options {
         let mqtt = configuration.mqtt
-        let topics = BridgeTopics(mqtt)
-        let offline = MQTTMessage(topic: topics.state, text: "offline", qos: .atLeastOnce, retain: true)
+        let topics = TopicLayout(mqtt)
+        let offline = MQTTMessage(topic: topics.bridgeState, text: "offline", qos: .atLeastOnce, retain: true)
         var tls: MosquittoClient.TLS?
         if let settings = mqtt.tls {
             tls = MosquittoClient.TLS(
