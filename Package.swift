@@ -134,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestWorld"],
+            dependencies: ["TestWorld", "DBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ]

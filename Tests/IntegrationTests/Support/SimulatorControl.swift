@@ -1,0 +1,62 @@
+import DBus
+import Logging
+import TestWorld
+
+/// The BlueZ simulator's control interface (org.gattway.Simulator1), called over its private bus.
+struct SimulatorControl {
+    let connection: DBusConnection
+
+    static func connect(to simulator: BlueZSimulatorProcess) async throws -> SimulatorControl {
+        let connection = try await DBusConnection.connect(
+            to: .address(simulator.busAddress), name: "test-control", logger: Logger(label: "test.control"))
+        return SimulatorControl(connection: connection)
+    }
+
+    @discardableResult
+    func call(_ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(30)) async throws
+        -> [DBusValue]
+    {
+        try await connection.call(
+            destination: "org.gattway.Simulator1", path: "/org/gattway/simulator", interface: "org.gattway.Simulator1",
+            method: method, arguments: arguments, timeout: timeout)
+    }
+
+    /// Drops the link to `address` as if the peripheral went away (`reason`: "remote", "timeout", …).
+    func disconnect(_ address: String, reason: String = "remote") async throws {
+        try await call("Disconnect", [.string(address), .string(reason)])
+    }
+
+    func restartBluetoothd(downSeconds: Double) async throws {
+        try await call("RestartBluetoothd", [.double(downSeconds)])
+    }
+
+    func setConnectHang(_ address: String, _ hang: Bool) async throws {
+        try await call("SetConnectHang", [.string(address), .bool(hang)])
+    }
+
+    func notify(_ address: String, uuid: String, _ value: [UInt8]) async throws {
+        try await call("Notify", [.string(address), .string(uuid), .bytes(value)])
+    }
+
+    /// The values written to a characteristic so far.
+    func writes(_ address: String, uuid: String) async throws -> [[UInt8]] {
+        let reply = try await call("GetWrites", [.string(address), .string(uuid)])
+        return Self.byteArrays(in: reply.first)
+    }
+
+    func counters() async throws -> [String: DBusValue] {
+        try await call("GetCounters").first?.stringKeyedDictionary ?? [:]
+    }
+
+    func close() async { await connection.close() }
+
+    /// Collects every `ay` found in a reply (arrays of structs or of byte arrays).
+    static func byteArrays(in value: DBusValue?) -> [[UInt8]] {
+        guard let value else { return [] }
+        if let bytes = value.bytes { return [bytes] }
+        if let fields = value.structureFields { return fields.compactMap(\.bytes).prefix(1).map { $0 } }
+        if let elements = value.arrayElements { return elements.flatMap { byteArrays(in: $0) } }
+        if case .variant(let inner) = value { return byteArrays(in: inner) }
+        return []
+    }
+}
