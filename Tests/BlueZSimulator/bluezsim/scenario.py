@@ -1,0 +1,3 @@
+"""Scenario files (stub)."""
+def load_scenario(path):
+    return None
