@@ -153,6 +153,8 @@ class GattApp:
     def _handle(self, msg: Message) -> Any:
         if msg.message_type is not MessageType.METHOD_CALL:
             return False
+        if not (msg.path == self.root or msg.path.startswith(self.root + "/") or msg.path in self.adverts):
+            return False  # another app sharing this connection
         try:
             return self._dispatch(msg)
         except DBusError as e:
