@@ -164,7 +164,7 @@ class Adapter1(Interface):
 
     @method("", "as")
     def GetDiscoveryFilters(self, msg: Message):
-        return [["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern"]]
+        return ["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern"]
 
     @method("o", "")
     def RemoveDevice(self, msg: Message, path: str):

@@ -53,6 +53,10 @@ class Simulator:
         self.running = False
         self.gatt_cache = "always"  # main.conf [GATT] Cache
         self.tasks: set[asyncio.Task] = set()
+        self.peripherals_generation = 0  # bumped on add/remove so scanners refresh their schedule
+        # Fault injection, keyed by "Member" or "org.bluez.Iface.Member".
+        self.injected_errors: dict[str, list[list]] = {}  # key -> [[error_name, message, remaining]]
+        self.reply_delays: dict[str, float] = {}
 
     # ----- lifecycle -------------------------------------------------------------------------
 
@@ -130,6 +134,50 @@ class Simulator:
         await self.bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
                                     interface="org.freedesktop.DBus", member="AddMatch",
                                     signature="s", body=[rule]))
+
+    # ----- virtual peripherals -----------------------------------------------------------------
+
+    def add_peripheral(self, spec: dict, adapter: str = "hci0") -> Any:
+        """Puts a virtual peripheral on the air of `adapter` (spec: one scenario peripheral; an optional
+        `behaviours` mapping of characteristic UUID -> behaviour object overrides scenario behaviours)."""
+        from .peripheral import VirtualPeripheral
+
+        spec = dict(spec)
+        behaviours = spec.pop("behaviours", None)
+        p = VirtualPeripheral(self, spec, adapter, behaviours)
+        if p.adapter_name not in ("hci0", "hci1"):
+            raise ValueError(f"unknown adapter {p.adapter_name!r}")
+        key = f"{p.adapter_name}/{p.address}"
+        if key in self.peripherals:
+            raise ValueError(f"a peripheral {p.address} already exists on {p.adapter_name}")
+        self.peripherals[key] = p
+        self.peripherals_generation += 1
+        self.counters["peripherals_added"] += 1
+        return p
+
+    def find_peripheral(self, address: str, adapter: str | None = None) -> Any:
+        address = address.upper()
+        for key, p in self.peripherals.items():
+            if p.address == address and (adapter is None or p.adapter_name == adapter):
+                return p
+        return None
+
+    async def remove_peripheral(self, p: Any) -> None:
+        """Takes a peripheral off the air: its link drops (remote), bluetoothd keeps its Device object."""
+        p.present = False
+        self.peripherals.pop(f"{p.adapter_name}/{p.address}", None)
+        self.peripherals_generation += 1
+        adapter = self.adapters.get(p.adapter_name)
+        dev = adapter.devices.get(p.address) if adapter else None
+        if dev is not None:
+            await dev.drop_link("org.bluez.Reason.Remote", "Connection terminated by remote user")
+
+    def peripherals_on(self, adapter: str) -> list[Any]:
+        return [p for p in self.peripherals.values() if p.adapter_name == adapter and p.present]
+
+    def device_for(self, p: Any) -> Any:
+        adapter = self.adapters.get(p.adapter_name)
+        return adapter.devices.get(p.address) if adapter else None
 
     # ----- extensions and client tracking ------------------------------------------------------
 
@@ -264,13 +312,42 @@ class Simulator:
         if msg.signature != in_sig:
             raise errors.invalid_args()
         self.counters[f"calls.{iface.name.rsplit('.', 1)[-1]}.{msg.member}"] += 1
+        if objects is self.objects and (self.injected_errors or self.reply_delays):
+            full = f"{iface.name}.{msg.member}"
+            self._inject_error(full, msg.member)
+            delay = self.reply_delays.get(full, self.reply_delays.get(msg.member, 0.0))
+            if delay > 0:
+                self.spawn(self._finish(bus, msg, spec, self._delayed(delay, fn, iface, msg)))
+                return True
         result = fn(iface, msg, *msg.body)
         if inspect.iscoroutine(result):
             self.spawn(self._finish(bus, msg, spec, result))
             return True
         return self._reply(msg, spec, result)
 
+    def _inject_error(self, full: str, member: str) -> None:
+        for key in (full, member):
+            queue = self.injected_errors.get(key)
+            if queue:
+                entry = queue[0]
+                if entry[2] > 0:
+                    entry[2] -= 1
+                    if entry[2] == 0:
+                        queue.pop(0)
+                self.counters["injected_errors"] += 1
+                raise DBusError(entry[0], entry[1])
+
+    @staticmethod
+    async def _delayed(delay: float, fn, iface, msg):
+        """A slow bluetoothd reply; other calls keep being served meanwhile."""
+        await asyncio.sleep(delay)
+        result = fn(iface, msg, *msg.body)
+        if inspect.iscoroutine(result):
+            result = await result
+        return result
+
     async def _finish(self, bus: MessageBus | None, msg: Message, spec, coro) -> None:
+        result = None
         try:
             result = await coro
             reply = self._reply(msg, spec, result)
@@ -279,8 +356,13 @@ class Simulator:
         except Exception as e:  # reported to the caller rather than leaving it waiting for a timeout
             log.exception("method %s failed", msg.member)
             reply = Message.new_error(msg, errors.PREFIX + "Failed", f"simulator error: {e}")
+        on_sent = result.on_sent if isinstance(result, Reply) else None
         if bus is not None and bus.connected and (msg.flags.value & 1) == 0:
-            bus.send(reply)
+            sent = bus.send(reply)
+            if on_sent is not None:
+                sent.add_done_callback(lambda _f: on_sent())
+        elif on_sent is not None:
+            on_sent()
 
     @staticmethod
     def _reply(msg: Message, spec, result) -> Message:

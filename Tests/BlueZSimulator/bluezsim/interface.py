@@ -16,12 +16,15 @@ from dbus_fast import DBusError, Message, Variant
 class Reply:
     """An explicit method return, needed when the reply carries unix fds."""
 
-    __slots__ = ("signature", "body", "unix_fds")
+    __slots__ = ("signature", "body", "unix_fds", "on_sent")
 
-    def __init__(self, signature: str, body: list, unix_fds: list[int] | None = None) -> None:
+    def __init__(self, signature: str, body: list, unix_fds: list[int] | None = None,
+                 on_sent: Callable[[], None] | None = None) -> None:
         self.signature = signature
         self.body = body
         self.unix_fds = unix_fds or []
+        # Runs once the reply left (e.g. to close our copy of a passed fd only after it was sent).
+        self.on_sent = on_sent
 
 
 def method(in_sig: str = "", out_sig: str = "", name: str | None = None) -> Callable:
