@@ -81,8 +81,10 @@ class ServerIO:
 
     # ----- read -------------------------------------------------------------------------------
 
-    async def read(self, link: Any, attr: ServerCharacteristic | ServerDescriptor, offset: int) -> tuple[int, bytes]:
-        """One ATT Read (offset 0) or Read Blob request; returns (ATT error, value of at most MTU-1)."""
+    async def read(self, link: Any, attr: ServerCharacteristic | ServerDescriptor, offset: int,
+                   truncate: bool = True) -> tuple[int, bytes]:
+        """One ATT Read (offset 0) or Read Blob request; returns (ATT error, value of at most MTU-1).
+        `truncate=False` keeps the app's whole answer, for the air mirror whose client does its own PDUs."""
         self.sim.counters["central.reads"] += 1
         flags = attr.flags
         is_chrc = isinstance(attr, ServerCharacteristic)
@@ -102,7 +104,7 @@ class ServerIO:
             log.info("Invalid return value received for \"ReadValue\" from %s", attr.path)
             return ATT_REQUEST_NOT_SUPPORTED, b""
         value = bytes(reply.body[0][:MAX_VALUE_LEN])
-        return 0, value[: link.mtu - 1]
+        return 0, value[: link.mtu - 1] if truncate else value
 
     async def read_long(self, link: Any, attr: ServerCharacteristic | ServerDescriptor) -> tuple[int, bytes]:
         """Read then Read Blob with growing offsets until a response shorter than MTU-1, as a central does."""
