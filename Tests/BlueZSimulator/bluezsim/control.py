@@ -9,6 +9,7 @@ import json
 from dbus_fast import DBusError, Message, Variant
 
 from .interface import Interface, method
+from .scenario import ScenarioError, validate
 from .uuids import normalize_uuid
 
 CONTROL_PATH = "/org/gattway/simulator"
@@ -79,6 +80,10 @@ class Control(Interface):
     @method("s", "s")
     def AddPeripheral(self, msg: Message, spec_json: str):
         spec = _json(spec_json, "AddPeripheral")
+        try:
+            validate({"peripherals": [spec]}, "AddPeripheral")
+        except ScenarioError as e:
+            raise control_error(str(e)) from None
         try:
             p = self.world.add_peripheral(spec, spec.get("adapter", "hci0"))
         except (ValueError, KeyError, TypeError) as e:

@@ -132,7 +132,10 @@ class RemoteCharacteristic(Interface):
 
     async def _att(self, coro) -> Any:
         """Runs one ATT procedure against the peripheral; AttError becomes BlueZ's D-Bus error."""
+        latency = self.model.peripheral.att_latency
         try:
+            if latency:
+                await asyncio.sleep(latency)  # one request/response round trip on the link
             return await asyncio.wait_for(coro, OP_TIMEOUT)
         except AttError as e:
             raise att_error_to_dbus(e.code) from None

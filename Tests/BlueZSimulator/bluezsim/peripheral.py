@@ -102,6 +102,7 @@ class VirtualPeripheral:
         if connect.get("fail"):
             self.connect_failures = [connect["fail"]] * int(connect.get("fail_count", 1))
         self.connect_hang = bool(connect.get("hang", False))
+        self.att_latency = float(spec.get("att_latency_ms", 0)) / 1000.0
         self.present = True
         self.services: list[ServiceModel] = []
         handle = 1
