@@ -126,9 +126,10 @@ class Recorder:
                 return i
         return -1
 
-    async def wait(self, predicate, timeout: float = 10.0, what: str = "signal") -> tuple:
+    async def wait(self, predicate, timeout: float = 10.0, what: str = "signal", since: int = 0) -> tuple:
+        """First signal (from index `since`) matching `predicate(member, path, body)`."""
         deadline = asyncio.get_running_loop().time() + timeout
-        seen = 0
+        seen = since
         while True:
             for s in self.signals[seen:]:
                 if predicate(*s):
