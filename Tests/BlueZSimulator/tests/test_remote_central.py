@@ -231,3 +231,64 @@ def test_restart_requires_registering_again():
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
+
+
+def test_write_acquired_descriptors_and_prepare_authorize():
+    async def scenario():
+        async with simulator() as address:
+            app_bus, ctl = await connect(address), await connect(address)
+            app = GattApp(app_bus)
+            svc = app.service("s", "180F")
+            stream = app.char(svc, "stream", "2A3D", ["write-without-response"], write_acquired=True)
+            guarded = app.char(svc, "guarded", "2A3E", ["write", "authorize"])
+            desc = app.desc(guarded, "d", "2901", ["read", "write"], b"label")
+            await register_app(app_bus, "/app")
+            await central(ctl, "Connect", "sa{sv}", [PHONE, {}])
+            # WriteAcquired: bluetoothd acquires the socket once and pushes each write into it.
+            for chunk in (b"one", b"two"):
+                assert await central(ctl, "WriteValue", "ssaysq", [PHONE, "2a3d", chunk, "command", 0]) == [0]
+            await wait_for(lambda: stream.write_sock is not None, what="AcquireWrite")
+            stream.write_sock.setblocking(True)
+            stream.write_sock.settimeout(10)
+            assert [stream.write_sock.recv(64), stream.write_sock.recv(64)] == [b"one", b"two"]
+            assert stream.writes == []
+            # Prepared writes of an `authorize` characteristic go first with prepare-authorize for untrusted links.
+            assert await central(ctl, "WriteValue", "ssaysq", [PHONE, "2a3e", b"ab", "prepared", 0]) == [0]
+            assert [o.get("prepare-authorize", False) for _, o in guarded.writes] == [True, False]
+            assert await central(ctl, "ReadDescriptor", "sssq", [PHONE, "2a3e", "2901", 0]) == [0, b"label"]
+            assert await central(ctl, "WriteDescriptor", "sssay", [PHONE, "2a3e", "2901", b"new"]) == [0]
+            assert desc.writes[0][0] == b"new"
+            app_bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
+
+
+def test_received_signal_and_unknown_targets():
+    async def scenario():
+        async with simulator() as address:
+            app, bus, ctl, c = await setup(address)
+            with pytest.raises(CallFailed) as err:
+                await central(ctl, "ReadValue", "ssq", ["00:00:00:00:00:09", "2a19", 0])
+            assert "not connected" in err.value.text
+            with pytest.raises(CallFailed):
+                await central(ctl, "ReadValue", "ssq", [PHONE, "2a99", 0])
+            seen: list[list] = []
+            from dbus_fast import Message, MessageType
+
+            def on_signal(msg: Message):
+                if msg.message_type is MessageType.SIGNAL and msg.member == "Received":
+                    seen.append(msg.body)
+                return False
+            ctl.add_message_handler(on_signal)
+            await ctl.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                                   interface="org.freedesktop.DBus", member="AddMatch", signature="s",
+                                   body=["type='signal',interface='org.gattway.Simulator1.Central'"]))
+            await central(ctl, "SetReceivedSignal", "b", [True])
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, "2a37", 1]) == [0]
+            await wait_for(lambda: c["notify"].start_notify_calls == 1, what="StartNotify")
+            c["notify"].notify(b"\x2a")
+            await wait_for(lambda: seen, what="the Received signal")
+            assert seen[0] == [PHONE, "00002a37-0000-1000-8000-00805f9b34fb", b"\x2a"]
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
