@@ -11,13 +11,14 @@ from typing import Any
 
 from dbus_fast import Message, MessageType, Variant
 
-from . import errors
+from . import dbus_send_fix, errors
 from .interface import Interface, method
 from .server_app import (GATT_CHRC, GATT_DESC, GATT_SERVICE, AppCallError, ServerApp, ServerCharacteristic,
                          call_app, normalize_uuid)
 from .server_io import ServerIO
 
 log = logging.getLogger("bluezsim.server")
+dbus_send_fix.install()  # before any connection of the simulator writes under load
 
 OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
 PROPERTIES = "org.freedesktop.DBus.Properties"
