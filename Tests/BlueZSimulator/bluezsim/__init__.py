@@ -1,0 +1,1 @@
+"""Gattway's BlueZ simulator: a bluetoothd stand-in serving org.bluez on a private D-Bus."""

@@ -1,0 +1,491 @@
+"""org.bluez.LEAdvertisingManager1 (src/advertising.c of BlueZ 5.66) on a legacy-advertising controller.
+
+Registration reads the app's LEAdvertisement1 properties, parses them in bluetoothd's parser order
+(so e.g. `Includes: ["local-name"]` plus `LocalName` fails exactly as there), builds the advertising
+data with bt_ad's layout and checks it against calc_max_adv_len() of a 31-byte controller. The
+result is what hci1 sees on the air (air.py) and what the control interface reports.
+
+Power off does not drop advertisements in 5.66 (the kernel keeps its instances and re-enables them
+on power on); they go off air only. Release() is sent when bluetoothd stops (adapter removal),
+when `Timeout` expires, and when the instance is otherwise dropped by bluetoothd.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any
+
+from dbus_fast import Message, MessageType, Variant
+
+from . import errors
+from .interface import Interface, method
+from .server_app import AppCallError, call_app, normalize_uuid, send_app_noreply
+
+log = logging.getLogger("bluezsim.advertising")
+
+ADVERTISEMENT = "org.bluez.LEAdvertisement1"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+MAX_ADV_LEN = 31  # BT_AD_MAX_DATA_LEN of a legacy controller
+SUPPORTED_INSTANCES = 5
+SUPPORTED_INCLUDES = ["tx-power", "appearance", "local-name"]
+DEFAULT_TX_POWER = 0  # what the simulated controller reports for the "tx-power" include
+BASE_TAIL = "-0000-1000-8000-00805f9b34fb"
+# AD types bt_ad_add_data() refuses because bluetoothd manages them itself (shared/ad.c type_reject_list).
+REJECTED_DATA_TYPES = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0D, 0x0E, 0x0F,
+                       0x10, 0x11, 0x12, 0x14, 0x15, 0x16, 0x19, 0x1F, 0x20, 0x21, 0xFF}
+PARSE_FAILED = "Failed to parse advertisement."
+
+
+class ParseError(Exception):
+    pass
+
+
+def _uuid_bytes(uuid: str) -> bytes:
+    if uuid.endswith(BASE_TAIL) and uuid.startswith("0000"):
+        return struct.pack("<H", int(uuid[4:8], 16))
+    if uuid.endswith(BASE_TAIL):
+        return struct.pack("<I", int(uuid[:8], 16))
+    return bytes.fromhex(uuid.replace("-", ""))[::-1]
+
+
+class Advertisement:
+    """One registered LEAdvertisement1 and its parsed content."""
+
+    def __init__(self, owner: str, path: str, adapter: Any, instance: int) -> None:
+        self.owner = owner
+        self.path = path
+        self.adapter = adapter
+        self.instance = instance
+        self.registered = False
+        self.type = "peripheral"
+        self.service_uuids: list[str] = []
+        self.solicit_uuids: list[str] = []
+        self.manufacturer_data: dict[int, bytes] = {}
+        self.service_data: dict[str, bytes] = {}
+        self.data: dict[int, bytes] = {}
+        self.includes: list[str] = []
+        self.local_name: str | None = None
+        self.appearance: int | None = None
+        self.duration = 0
+        self.timeout = 0
+        self.discoverable: bool | None = None
+        self.discoverable_timeout = 0
+        self.secondary: str | None = None
+        self.min_interval = 0
+        self.max_interval = 0
+        self.tx_power: int | None = None
+        self.timeout_task: asyncio.Task | None = None
+        self.adv_bytes = b""
+        self.scan_rsp_bytes = b""
+        self.gone = asyncio.Event()  # set when bluetoothd forgets this advertisement
+
+    # ----- parsing (the parsers[] table, in its order) -----------------------------------------
+
+    def apply(self, name: str, v: Variant | None) -> bool:
+        """Parses one property (None = property gone); False when bluetoothd's parser fails."""
+        try:
+            getattr(self, "_p_" + name)(v)
+            return True
+        except (ParseError, ValueError, TypeError, struct.error) as e:
+            log.info("Error parsing %s property of %s: %s", name, self.path, e)
+            return False
+
+    def _p_Type(self, v):
+        if v is None:
+            return
+        if v.signature != "s" or v.value not in ("broadcast", "peripheral"):
+            raise ParseError("Type must be broadcast or peripheral")
+        self.type = v.value
+
+    def _uuids(self, v) -> list[str]:
+        if v is None:
+            return []
+        if v.signature != "as":
+            raise ParseError("UUID list must be as")
+        out = []
+        for text in v.value:
+            uuid = normalize_uuid(text)
+            if uuid is None:
+                raise ParseError(f"invalid UUID {text!r}")
+            out.append(uuid)
+        return out
+
+    def _p_ServiceUUIDs(self, v):
+        self.service_uuids = self._uuids(v)
+
+    def _p_SolicitUUIDs(self, v):
+        self.solicit_uuids = self._uuids(v)
+
+    def _p_ManufacturerData(self, v):
+        self.manufacturer_data = {}
+        if v is None:
+            return
+        if v.signature != "a{qv}":
+            raise ParseError("ManufacturerData must be a{qv}")
+        for company, data in v.value.items():
+            if data.signature != "ay":
+                raise ParseError("ManufacturerData values must be ay")
+            self.manufacturer_data[company] = bytes(data.value)
+
+    def _p_ServiceData(self, v):
+        self.service_data = {}
+        if v is None:
+            return
+        if v.signature != "a{sv}":
+            raise ParseError("ServiceData must be a{sv}")
+        for text, data in v.value.items():
+            uuid = normalize_uuid(text)
+            if uuid is None or data.signature != "ay":
+                raise ParseError(f"invalid ServiceData entry {text!r}")
+            self.service_data[uuid] = bytes(data.value)
+
+    def _p_Includes(self, v):
+        self.includes = []
+        if v is None:
+            return
+        if v.signature != "as":
+            raise ParseError("Includes must be as")
+        # Unsupported names are skipped silently, as parse_includes() does.
+        self.includes = [s for s in v.value if s in SUPPORTED_INCLUDES]
+
+    def _p_LocalName(self, v):
+        if v is None:
+            self.local_name = None
+            return
+        if v.signature != "s":
+            raise ParseError("LocalName must be s")
+        if "local-name" in self.includes:
+            raise ParseError("Local name already included")
+        self.local_name = v.value or None
+
+    def _p_Appearance(self, v):
+        if v is None:
+            self.appearance = None
+            return
+        if v.signature != "q":
+            raise ParseError("Appearance must be q")
+        if "appearance" in self.includes:
+            raise ParseError("Appearance already included")
+        self.appearance = v.value
+
+    def _p_Duration(self, v):
+        if v is not None and v.signature != "q":
+            raise ParseError("Duration must be q")
+        self.duration = v.value if v is not None else 0
+
+    def _p_Timeout(self, v):
+        if v is not None and v.signature != "q":
+            raise ParseError("Timeout must be q")
+        self.timeout = v.value if v is not None else 0
+
+    def _p_Data(self, v):
+        self.data = {}
+        if v is None:
+            return
+        if v.signature != "a{yv}":
+            raise ParseError("Data must be a{yv}")
+        for ad_type, data in v.value.items():
+            if data.signature != "ay" or ad_type in REJECTED_DATA_TYPES:
+                raise ParseError(f"AD type 0x{ad_type:02x} not allowed in Data")
+            self.data[ad_type] = bytes(data.value)
+
+    def _p_Discoverable(self, v):
+        if v is not None and v.signature != "b":
+            raise ParseError("Discoverable must be b")
+        self.discoverable = bool(v.value) if v is not None else None
+
+    def _p_DiscoverableTimeout(self, v):
+        if v is not None and v.signature != "q":
+            raise ParseError("DiscoverableTimeout must be q")
+        self.discoverable_timeout = v.value if v is not None else 0
+
+    def _p_SecondaryChannel(self, v):
+        if v is None:
+            self.secondary = None
+            return
+        # A legacy controller lists no secondary channels, so any value is refused.
+        raise ParseError("SecondaryChannel not supported by this controller")
+
+    def _interval(self, v) -> int:
+        if v is None:
+            return 0
+        if v.signature != "u" or not 20 <= v.value <= 10485759:
+            raise ParseError("interval out of range (20 ms .. 10485.759 s)")
+        return v.value
+
+    def _p_MinInterval(self, v):
+        self.min_interval = self._interval(v)
+
+    def _p_MaxInterval(self, v):
+        self.max_interval = self._interval(v)
+
+    def _p_TxPower(self, v):
+        if v is None:
+            self.tx_power = None
+            return
+        if v.signature != "n" or not -127 <= v.value <= 20:
+            raise ParseError("TxPower out of range")
+        self.tx_power = v.value
+
+    PARSERS = ("Type", "ServiceUUIDs", "SolicitUUIDs", "ManufacturerData", "ServiceData", "Includes",
+               "LocalName", "Appearance", "Duration", "Timeout", "Data", "Discoverable", "DiscoverableTimeout",
+               "SecondaryChannel", "MinInterval", "MaxInterval", "TxPower")
+
+    def parse_all(self, props: dict[str, Variant]) -> None:
+        """parse_advertisement(): raises the Failed reply bluetoothd sends."""
+        for name in self.PARSERS:
+            if name in props and not self.apply(name, props[name]):
+                raise errors.failed(PARSE_FAILED)
+        if self.discoverable is not None and self.type == "broadcast":
+            log.info("Broadcast cannot set flags (%s)", self.path)
+            raise errors.failed(PARSE_FAILED)
+        if self.timeout and self.discoverable and self.timeout < self.discoverable_timeout:
+            log.info("DiscoverableTimeout > Timeout (%s)", self.path)
+            raise errors.failed(PARSE_FAILED)
+        if self.min_interval > self.max_interval:
+            log.info("MinInterval must be less than MaxInterval (%s)", self.path)
+            raise errors.failed(PARSE_FAILED)
+        if not self.refresh():
+            raise errors.failed(PARSE_FAILED)
+
+    # ----- data generation (refresh_legacy_adv) -----------------------------------------------
+
+    def refresh(self) -> bool:
+        """Builds advertising data and scan response; False when they exceed the controller's budget."""
+        managed_discov = self.type == "peripheral" and self.adapter.discoverable and self.discoverable is None
+        ad = bytearray()
+        if self.discoverable is not None:
+            # Discoverable=false still places a Flags AD (BR/EDR not supported on an LE-only adapter).
+            ad += bytes([2, 0x01, (0x02 if self.discoverable else 0x00) | 0x04])
+        for ad_type, size in ((0x03, 2), (0x05, 4), (0x07, 16)):
+            chunk = b"".join(_uuid_bytes(u) for u in self.service_uuids if len(_uuid_bytes(u)) == size)
+            if chunk:
+                ad += bytes([len(chunk) + 1, ad_type]) + chunk
+        for ad_type, size in ((0x14, 2), (0x1F, 4), (0x15, 16)):
+            chunk = b"".join(_uuid_bytes(u) for u in self.solicit_uuids if len(_uuid_bytes(u)) == size)
+            if chunk:
+                ad += bytes([len(chunk) + 1, ad_type]) + chunk
+        for company, data in self.manufacturer_data.items():
+            ad += bytes([len(data) + 3, 0xFF]) + struct.pack("<H", company) + data
+        for uuid, data in self.service_data.items():
+            raw = _uuid_bytes(uuid)
+            ad_type = {2: 0x16, 4: 0x20, 16: 0x21}[len(raw)]
+            ad += bytes([len(raw) + len(data) + 1, ad_type]) + raw + data
+        if "appearance" in self.includes or self.appearance is not None:
+            ad += bytes([3, 0x19]) + struct.pack("<H", self.appearance or 0)
+        for ad_type, data in self.data.items():
+            ad += bytes([len(data) + 1, ad_type]) + data
+        budget = MAX_ADV_LEN
+        if "tx-power" in self.includes:
+            budget -= 3
+        if managed_discov:
+            budget -= 3
+        if "appearance" in self.includes:
+            budget -= 4
+        if len(ad) > budget:
+            log.info("Advertising data too long or couldn't be generated (%d > %d) for %s",
+                     len(ad), budget, self.path)
+            return False
+        # What the kernel adds around bluetoothd's data: managed Flags and the TX power AD.
+        on_air = bytearray()
+        if managed_discov:
+            on_air += bytes([2, 0x01, 0x06])
+        on_air += ad
+        if "tx-power" in self.includes:
+            on_air += bytes([2, 0x0A, DEFAULT_TX_POWER & 0xFF])
+        self.adv_bytes = bytes(on_air)
+        name = self.local_name
+        if name is None and "local-name" in self.includes:
+            name = self.adapter.get_properties()["Alias"].value
+        scan = b""
+        if name:
+            raw = name.encode()
+            if len(raw) > MAX_ADV_LEN - 2:
+                scan = bytes([MAX_ADV_LEN - 1, 0x08]) + raw[: MAX_ADV_LEN - 2]  # shortened name
+            else:
+                scan = bytes([len(raw) + 1, 0x09]) + raw
+        self.scan_rsp_bytes = scan
+        return True
+
+    def on_air_name(self) -> str | None:
+        if self.local_name:
+            return self.local_name
+        if "local-name" in self.includes:
+            return self.adapter.get_properties()["Alias"].value
+        return None
+
+    def describe(self) -> dict:
+        return {
+            "adapter": self.adapter.name, "owner": self.owner, "path": self.path, "instance": self.instance,
+            "type": self.type, "on_air": self.registered and self.adapter.powered,
+            "local_name": self.on_air_name(), "service_uuids": self.service_uuids,
+            "manufacturer_data": {str(k): v.hex() for k, v in self.manufacturer_data.items()},
+            "service_data": {k: v.hex() for k, v in self.service_data.items()},
+            "data": {str(k): v.hex() for k, v in self.data.items()},
+            "includes": self.includes, "appearance": self.appearance, "discoverable": self.discoverable,
+            "tx_power": self.tx_power, "timeout": self.timeout, "duration": self.duration,
+            "adv_data": self.adv_bytes.hex(), "adv_data_len": len(self.adv_bytes),
+            "scan_response": self.scan_rsp_bytes.hex(), "scan_response_len": len(self.scan_rsp_bytes),
+        }
+
+
+class LEAdvertisingManager1(Interface):
+    name = "org.bluez.LEAdvertisingManager1"
+
+    def __init__(self, manager: "AdvertisingManager", adapter: Any) -> None:
+        self.manager = manager
+        self.adapter = adapter
+
+    def get_properties(self) -> dict[str, Variant]:
+        active = len(self.manager.for_adapter(self.adapter.name))
+        return {
+            "ActiveInstances": Variant("y", active),
+            "SupportedInstances": Variant("y", self.manager.max_instances - active),
+            "SupportedIncludes": Variant("as", list(SUPPORTED_INCLUDES)),
+            "SupportedCapabilities": Variant("a{sv}", {"MaxAdvLen": Variant("y", MAX_ADV_LEN),
+                                                       "MaxScnRspLen": Variant("y", MAX_ADV_LEN)}),
+            "SupportedFeatures": Variant("as", []),
+        }
+
+    @method("oa{sv}", "")
+    async def RegisterAdvertisement(self, msg: Message, path: str, options: dict) -> None:
+        await self.manager.register(self.adapter, msg.sender, path)
+
+    @method("o", "")
+    def UnregisterAdvertisement(self, msg: Message, path: str) -> None:
+        self.manager.unregister(self.adapter, msg.sender, path)
+
+
+class AdvertisingManager:
+    def __init__(self, sim: Any) -> None:
+        self.sim = sim
+        self.max_instances = SUPPORTED_INSTANCES
+        self.adverts: list[Advertisement] = []
+        self.ifaces: dict[str, LEAdvertisingManager1] = {}
+        self._listeners: list[Any] = []  # called with no argument whenever what is on air changes
+
+    def add_listener(self, fn: Any) -> None:
+        self._listeners.append(fn)
+
+    def changed(self) -> None:
+        for fn in list(self._listeners):
+            try:
+                fn()
+            except Exception:  # a faulty listener must not break advertising
+                log.exception("advertising listener failed")
+
+    def install_adapter(self, adapter: Any) -> None:
+        iface = LEAdvertisingManager1(self, adapter)
+        self.ifaces[adapter.name] = iface
+        self.sim.export(adapter.path, iface)
+        self._watch_power(adapter)
+
+    def _watch_power(self, adapter: Any) -> None:
+        """Adapter exposes no power hook, so wrap set_powered: adverts go off/on air with the power."""
+        original = adapter.set_powered
+
+        async def set_powered(on: bool) -> None:
+            await original(on)
+            self.changed()
+
+        adapter.set_powered = set_powered
+
+    def for_adapter(self, name: str) -> list[Advertisement]:
+        return [a for a in self.adverts if a.adapter.name == name]
+
+    def on_air(self, adapter_name: str) -> list[Advertisement]:
+        return [a for a in self.adverts if a.adapter.name == adapter_name and a.registered and a.adapter.powered]
+
+    def _instances_changed(self, adapter: Any) -> None:
+        iface = self.ifaces.get(adapter.name)
+        if iface is not None:
+            props = iface.get_properties()
+            iface.properties_changed({k: props[k] for k in ("ActiveInstances", "SupportedInstances")})
+
+    async def register(self, adapter: Any, owner: str, path: str) -> None:
+        if any(a.owner == owner and a.path == path and a.adapter is adapter for a in self.adverts):
+            raise errors.bluez_error("AlreadyExists", "Already Exists")
+        used = {a.instance for a in self.for_adapter(adapter.name)}
+        instance = next((i for i in range(1, self.max_instances + 1) if i not in used), 0)
+        if not instance:
+            raise errors.not_permitted("Maximum advertisements reached")
+        advert = Advertisement(owner, path, adapter, instance)
+        self.adverts.append(advert)
+        try:
+            await self.sim._add_match(f"type='signal',sender='{owner}',path='{path}',"
+                                      f"interface='{PROPERTIES}',member='PropertiesChanged'")
+            try:
+                reply = await call_app(self.sim.bus, owner, path, PROPERTIES, "GetAll", "s", [ADVERTISEMENT])
+            except AppCallError as e:
+                # g_dbus_proxy_new() never sees the object: bluetoothd keeps the call pending until
+                # the client leaves; here the caller's own timeout ends it.
+                log.info("advertisement %s unreadable: %s", path, e)
+                await advert.gone.wait()
+                raise errors.failed("Failed to complete registration") from None
+            if advert not in self.adverts:
+                raise errors.failed("Failed to complete registration")
+            advert.parse_all(reply.body[0])
+        except BaseException:
+            if advert in self.adverts:
+                self.adverts.remove(advert)
+            raise
+        advert.registered = True
+        if advert.timeout:
+            advert.timeout_task = self.sim.spawn(self._expire(advert))
+        self.sim.counters["advertising.registered"] += 1
+        self._instances_changed(adapter)
+        self.changed()
+
+    async def _expire(self, advert: Advertisement) -> None:
+        await asyncio.sleep(advert.timeout)
+        advert.timeout_task = None
+        self._drop(advert, release=True)
+
+    def unregister(self, adapter: Any, owner: str, path: str) -> None:
+        advert = next((a for a in self.adverts if a.owner == owner and a.path == path and a.adapter is adapter),
+                      None)
+        if advert is None:
+            raise errors.does_not_exist()
+        self._drop(advert, release=False)
+
+    def _drop(self, advert: Advertisement, release: bool) -> None:
+        if advert not in self.adverts:
+            return
+        self.adverts.remove(advert)
+        advert.gone.set()
+        if advert.timeout_task is not None:
+            advert.timeout_task.cancel()
+            advert.timeout_task = None
+        if release and self.sim.bus is not None:
+            send_app_noreply(self.sim.bus, advert.owner, advert.path, ADVERTISEMENT, "Release")
+            self.sim.counters["advertising.released"] += 1
+        advert.registered = False
+        self._instances_changed(advert.adapter)
+        self.changed()
+
+    def client_left(self, owner: str) -> None:
+        for advert in [a for a in self.adverts if a.owner == owner]:
+            self._drop(advert, release=False)
+
+    def reset(self) -> None:
+        """bluetoothd stops: btd_adv_manager_destroy() releases every advertisement."""
+        for advert in list(self.adverts):
+            self._drop(advert, release=True)
+
+    def on_message(self, msg: Message) -> bool:
+        """properties_changed(): a changed property is re-parsed and the advertisement refreshed."""
+        if msg.message_type is not MessageType.SIGNAL or msg.member != "PropertiesChanged" \
+                or msg.interface != PROPERTIES or not msg.body or msg.body[0] != ADVERTISEMENT:
+            return False
+        for advert in self.adverts:
+            if advert.owner == msg.sender and advert.path == msg.path and advert.registered:
+                changed, invalidated = msg.body[1], msg.body[2]
+                updates = [(k, v) for k, v in changed.items()] + [(k, None) for k in invalidated]
+                for name, value in updates:
+                    if name in Advertisement.PARSERS and advert.apply(name, value):
+                        if not advert.refresh():
+                            self.sim.counters["advertising.refresh_failed"] += 1
+                self.sim.counters["advertising.updates"] += 1
+                self.changed()
+        return False

@@ -1,0 +1,173 @@
+"""A virtual BLE peripheral: what is on the air (adverts, RSSI) and its GATT server."""
+from __future__ import annotations
+
+import random
+import time
+from typing import TYPE_CHECKING, Any
+
+from .behaviours import _bytes
+from .gatt_db import CharModel, ServiceModel
+from .uuids import normalize_uuid
+
+if TYPE_CHECKING:
+    from .core import Simulator
+
+MAX_NAME_BYTES = 248  # the longest name an EIR / extended advert can carry
+DEFAULT_MTU = 247
+
+
+def parse_address(text: str) -> str:
+    parts = text.split(":")
+    if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts):
+        raise ValueError(f"not a Bluetooth address: {text!r}")
+    return text.upper()
+
+
+def decode_name(raw: bytes) -> str:
+    """eir.c name2utf8(): invalid UTF-8 truncates the name at the first bad byte."""
+    raw = raw[:MAX_NAME_BYTES].split(b"\0", 1)[0]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return raw[: e.start].decode("utf-8")
+
+
+def parse_advert(spec: dict) -> dict:
+    """Normalises an advert spec (scenario form) into the fields of one advertising report."""
+    out: dict[str, Any] = {}
+    if "flags" in spec:
+        out["flags"] = None if spec["flags"] is None else int(spec["flags"]) & 0xFF
+    if "name_hex" in spec:
+        out["name"] = decode_name(bytes.fromhex(spec["name_hex"]))
+        out["name_complete"] = bool(spec.get("name_complete", True))
+    elif "name" in spec:
+        out["name"] = None if spec["name"] is None else decode_name(str(spec["name"]).encode())
+        out["name_complete"] = bool(spec.get("name_complete", True))
+    if "uuids" in spec:
+        out["uuids"] = [normalize_uuid(u) for u in spec["uuids"]]
+    if "manufacturer_data" in spec:
+        out["manufacturer_data"] = {_company(k): _data(v) for k, v in (spec["manufacturer_data"] or {}).items()}
+    if "service_data" in spec:
+        out["service_data"] = {normalize_uuid(k): _data(v) for k, v in (spec["service_data"] or {}).items()}
+    for key in ("tx_power", "appearance"):
+        if key in spec:
+            out[key] = None if spec[key] is None else int(spec[key])
+    return out
+
+
+def _company(k: Any) -> int:
+    value = int(k, 0) if isinstance(k, str) else int(k)
+    if not 0 <= value <= 0xFFFF:
+        raise ValueError(f"company id out of range: {k!r}")
+    return value
+
+
+def _data(v: Any) -> bytes:
+    if isinstance(v, str) and v.startswith("hex:"):
+        return bytes.fromhex(v[4:])
+    if isinstance(v, str):
+        return bytes.fromhex(v)
+    return _bytes(v)
+
+
+class VirtualPeripheral:
+    def __init__(self, sim: "Simulator", spec: dict, adapter: str = "hci0",
+                 behaviours: dict[str, Any] | None = None) -> None:
+        self.sim = sim
+        self.spec = spec
+        self.address = parse_address(spec["address"])
+        self.address_type = spec.get("address_type", "public")
+        if self.address_type not in ("public", "random"):
+            raise ValueError(f"{self.address}: address_type must be public or random")
+        self.adapter_name = spec.get("adapter", adapter)
+        self.connectable = bool(spec.get("connectable", True))
+        self.interval = max(0.02, float(spec.get("interval_ms", 200)) / 1000.0)
+        self.rssi = int(spec.get("rssi", -60))
+        walk = spec.get("rssi_walk")
+        self.rssi_walk = (int(walk.get("min", -95)), int(walk.get("max", -35)), int(walk.get("step", 3))) \
+            if walk else None
+        base = {"flags": 0x06 if self.connectable else 0x04, "uuids": [], "manufacturer_data": {},
+                "service_data": {}, "tx_power": None, "appearance": None, "name": None, "name_complete": True}
+        base.update(parse_advert(spec.get("advert", {})))
+        self.advert = base
+        seq = spec.get("sequence") or {}
+        self.sequence = [parse_advert(a) for a in seq.get("adverts", [])]
+        self.sequence_period = float(seq.get("period_s", 1.0))
+        self.t0 = time.monotonic()
+        self.mtu = int(spec.get("mtu", DEFAULT_MTU))
+        connect = spec.get("connect") or {}
+        self.connect_delay = float(connect.get("delay_ms", 20)) / 1000.0
+        self.discovery_delay = float(connect.get("discovery_ms", 30)) / 1000.0
+        self.connect_failures: list[str] = []  # reasons for the next failing attempts
+        if connect.get("fail"):
+            self.connect_failures = [connect["fail"]] * int(connect.get("fail_count", 1))
+        self.connect_hang = bool(connect.get("hang", False))
+        self.att_latency = float(spec.get("att_latency_ms", 0)) / 1000.0
+        self.present = True
+        self.services: list[ServiceModel] = []
+        handle = 1
+        for s in spec.get("gatt", []):
+            svc = ServiceModel(self, s, handle, {normalize_uuid(k): v for k, v in (behaviours or {}).items()})
+            self.services.append(svc)
+            handle = svc.end_handle + 1
+        self.writes: dict[str, list[tuple[bytes, int, str]]] = {}  # char uuid -> (value, offset, kind)
+
+    # ----- air -------------------------------------------------------------------------------
+
+    def first_report_delay(self) -> float:
+        return random.uniform(0.0, min(self.interval, 0.05))
+
+    def next_report(self) -> dict:
+        report = dict(self.advert)
+        if self.sequence:
+            index = int((time.monotonic() - self.t0) / self.sequence_period) % len(self.sequence)
+            report.update(self.sequence[index])
+        if self.rssi_walk is not None:
+            lo, hi, step = self.rssi_walk
+            self.rssi = max(lo, min(hi, self.rssi + random.randint(-step, step)))
+        report["rssi"] = self.rssi
+        return report
+
+    def update_advert(self, patch: dict) -> None:
+        """Control interface: changes what is advertised from now on (a sequence is stopped)."""
+        self.advert.update(parse_advert(patch))
+        self.sequence = []
+
+    def set_rssi(self, rssi: int) -> None:
+        self.rssi = rssi
+        self.rssi_walk = None
+
+    # ----- GATT ------------------------------------------------------------------------------
+
+    def all_chars(self) -> list[CharModel]:
+        return [c for s in self.services for c in s.characteristics]
+
+    def char_by_uuid(self, uuid: str) -> CharModel | None:
+        want = normalize_uuid(uuid)
+        return next((c for c in self.all_chars() if c.uuid == want), None)
+
+    def record_write(self, char: CharModel, value: bytes, offset: int, kind: str) -> None:
+        log = self.writes.setdefault(char.uuid, [])
+        log.append((bytes(value), offset, kind))
+        if len(log) > 10000:  # bounded: tests look at recent writes only
+            del log[: len(log) - 10000]
+        self.sim.counters[f"writes.{self.address}.{char.uuid}"] += 1
+        self.sim.counters["writes"] += 1
+
+    def link_down(self) -> None:
+        """The radio link ended: the server forgets CCC state of a non-bonded central."""
+        for char in self.all_chars():
+            char.remote = None
+            char.subscribed = False
+            char.indicate = False
+            if char.notifier is not None:
+                char.notifier.update()
+
+    # ----- bluetoothd lifecycle hooks ---------------------------------------------------------
+
+    def attach(self) -> None:
+        """bluetoothd (re)started; devices reappear through discovery."""
+
+    def detach(self) -> None:
+        """bluetoothd stopped: its links are gone."""
+        self.link_down()

@@ -1,0 +1,313 @@
+"""The remote central: a simulated phone connected to an adapter, driving the apps registered there.
+
+Control interface org.gattway.Simulator1.Central at /org/gattway/simulator/central. Every ATT
+outcome is returned as its error code (0 = success) so tests can check the app-error mapping.
+Notifications and indications travel through a bounded per-connection link buffer drained at a
+configurable rate, which is how a slow radio pushes back on the app.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import time
+from typing import Any
+
+from dbus_fast import Message, Variant
+
+from .control import control_error
+from .interface import Interface, method
+from .server_app import ServerCharacteristic, normalize_uuid
+
+CENTRAL_PATH = "/org/gattway/simulator/central"
+DEFAULT_MTU = 23  # BT_ATT_DEFAULT_LE_MTU: no exchange
+DEFAULT_LINK_BUFFER = 32
+RECEIVED_CAP = 100_000  # per characteristic; older values are dropped (and counted) beyond it
+
+
+class CentralLink:
+    """One connection of the remote central (the `link` of server_io)."""
+
+    def __init__(self, central: "RemoteCentral", adapter: str, address: str, mtu: int,
+                 encrypted: bool, trusted: bool) -> None:
+        self.central = central
+        self.adapter = adapter
+        self.address = address.upper()
+        self.device_path = f"/org/bluez/{adapter}/dev_{self.address.replace(':', '_')}"
+        self.mtu = mtu
+        self.encrypted = encrypted
+        self.trusted = trusted
+        self.ccc: dict[ServerCharacteristic, int] = {}
+        self.rate = 0.0  # notifications per second drained from the link; 0 = as fast as they come
+        self.capacity = DEFAULT_LINK_BUFFER
+        self.buffer: collections.deque = collections.deque()
+        self.received: dict[str, collections.deque] = {}
+        self.stats = collections.Counter()
+        self.drainer: asyncio.Task | None = None
+        self.wake = asyncio.Event()
+        self.closed = False
+
+    def has_room(self) -> bool:
+        return self.rate <= 0 or len(self.buffer) < self.capacity
+
+    def offer(self, chrc: ServerCharacteristic, value: bytes, indicate: bool) -> bool:
+        if self.closed:
+            return False
+        if self.rate <= 0:
+            self._receive(chrc, value, indicate)
+            return True
+        if len(self.buffer) >= self.capacity:
+            self.stats["link_full_drops"] += 1
+            self.central.sim.counters["central.link_full_drops"] += 1
+            return False
+        self.buffer.append((chrc, value, indicate))
+        self.stats["queued"] += 1
+        self.wake.set()
+        return True
+
+    def _receive(self, chrc: ServerCharacteristic, value: bytes, indicate: bool) -> None:
+        queue = self.received.get(chrc.uuid)
+        if queue is None:
+            queue = self.received[chrc.uuid] = collections.deque()
+        if len(queue) >= RECEIVED_CAP:
+            queue.popleft()
+            self.stats["received_overflow"] += 1
+        queue.append(value)
+        kind = "indications" if indicate else "notifications"
+        self.stats[kind] += 1
+        self.central.sim.counters[f"central.{kind}_received"] += 1
+        if indicate:
+            self.central.gatt.io.confirm(chrc)  # the central's Handle Value Confirmation
+        if self.central.signal_received:
+            self.central.emit_received(self.address, chrc.uuid, value)
+
+    def set_rate(self, rate: float, capacity: int) -> None:
+        self.rate = max(0.0, rate)
+        self.capacity = max(1, capacity)
+        if self.rate > 0 and self.drainer is None:
+            self.drainer = self.central.sim.spawn(self._drain())
+        self.wake.set()
+
+    async def _drain(self) -> None:
+        """Token bucket: at most `rate` values per second leave the buffer."""
+        tokens = 0.0
+        last = time.monotonic()
+        try:
+            while not self.closed:
+                if not self.buffer:
+                    self.wake.clear()
+                    if self.rate <= 0:
+                        break
+                    await self.wake.wait()
+                    last = time.monotonic()
+                    continue
+                if self.rate <= 0:
+                    tokens = float(len(self.buffer))
+                else:
+                    now = time.monotonic()
+                    tokens = min(tokens + (now - last) * self.rate, max(1.0, self.rate / 100))
+                    last = now
+                drained = False
+                while self.buffer and tokens >= 1.0:
+                    chrc, value, indicate = self.buffer.popleft()
+                    tokens -= 1.0
+                    self._receive(chrc, value, indicate)
+                    drained = True
+                if drained:
+                    self.central.gatt.io.resume_readers()
+                if self.buffer and self.rate > 0:
+                    await asyncio.sleep(max(0.001, (1.0 - tokens) / self.rate))
+        finally:
+            self.drainer = None
+            if not self.closed and self.buffer:
+                for chrc, value, indicate in list(self.buffer):
+                    self._receive(chrc, value, indicate)
+                self.buffer.clear()
+                self.central.gatt.io.resume_readers()
+
+    def take(self, uuid: str, limit: int) -> list[bytes]:
+        queue = self.received.get(uuid)
+        out: list[bytes] = []
+        while queue and (limit <= 0 or len(out) < limit):
+            out.append(queue.popleft())
+        return out
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+        if self.drainer is not None:
+            self.drainer.cancel()
+            self.drainer = None
+        self.buffer.clear()
+
+
+class RemoteCentral:
+    def __init__(self, sim: Any, gatt: Any, advertising: Any) -> None:
+        self.sim = sim
+        self.gatt = gatt
+        self.advertising = advertising
+        self.links: dict[str, CentralLink] = {}
+        self.signal_received = False
+        self.iface = CentralControl(self)
+
+    def install_control(self) -> None:
+        self.sim.export_control(CENTRAL_PATH, self.iface)
+
+    def reset(self) -> None:
+        """bluetoothd stops: every link drops (without CCC callbacks; the apps are forgotten too)."""
+        for link in list(self.links.values()):
+            link.close()
+            link.ccc.clear()
+            if link in self.gatt.io.links:
+                self.gatt.io.links.remove(link)
+        self.links.clear()
+
+    def emit_received(self, address: str, uuid: str, value: bytes) -> None:
+        bus = self.sim.control_bus
+        if bus is not None:
+            bus.send(Message.new_signal(CENTRAL_PATH, CentralControl.name, "Received", "ssay",
+                                        [address, uuid, value]))
+
+    def link(self, address: str) -> CentralLink:
+        link = self.links.get(address.upper())
+        if link is None:
+            raise control_error(f"remote central {address} is not connected (Connect it first)")
+        return link
+
+    def characteristic(self, link: CentralLink, uuid: str) -> ServerCharacteristic:
+        if normalize_uuid(uuid) is None:
+            raise control_error(f"not a Bluetooth UUID: {uuid!r}")
+        chrc = self.gatt.find_characteristic(link.adapter, uuid)
+        if chrc is None:
+            raise control_error(f"no registered application on {link.adapter} has characteristic {uuid}")
+        return chrc
+
+    def descriptor(self, link: CentralLink, char_uuid: str, desc_uuid: str) -> Any:
+        chrc = self.characteristic(link, char_uuid)
+        wanted = normalize_uuid(desc_uuid)
+        desc = next((d for d in chrc.descriptors if d.uuid == wanted), None)
+        if desc is None:
+            raise control_error(f"characteristic {char_uuid} has no descriptor {desc_uuid}")
+        return desc
+
+
+class CentralControl(Interface):
+    name = "org.gattway.Simulator1.Central"
+    signals = (("Received", "ssay"),)
+
+    def __init__(self, central: RemoteCentral) -> None:
+        self.central = central
+
+    @method("sa{sv}", "o")
+    def Connect(self, msg: Message, address: str, options: dict) -> str:
+        """options: adapter s (hci0), mtu q (23), encrypted b, trusted b, rate d, buffer u."""
+        c = self.central
+        adapter = options.get("adapter", Variant("s", "hci0")).value
+        if adapter not in c.sim.adapters:
+            raise control_error(f"unknown adapter {adapter!r}")
+        if not c.sim.adapters[adapter].powered:
+            raise control_error(f"adapter {adapter} is powered off")
+        if address.upper() in c.links:
+            raise control_error(f"remote central {address} is already connected")
+        mtu = int(options.get("mtu", Variant("q", DEFAULT_MTU)).value)
+        if not 23 <= mtu <= 517:
+            raise control_error(f"ATT MTU {mtu} outside 23..517")
+        link = CentralLink(c, adapter, address, mtu, bool(options.get("encrypted", Variant("b", False)).value),
+                           bool(options.get("trusted", Variant("b", False)).value))
+        link.set_rate(float(options.get("rate", Variant("d", 0.0)).value),
+                      int(options.get("buffer", Variant("u", DEFAULT_LINK_BUFFER)).value))
+        c.links[link.address] = link
+        c.gatt.io.links.append(link)
+        c.sim.counters["central.connections"] += 1
+        return link.device_path
+
+    @method("s", "")
+    def Disconnect(self, msg: Message, address: str) -> None:
+        c = self.central
+        link = c.link(address)
+        del c.links[link.address]
+        c.gatt.io.link_closed(link)
+        link.close()
+
+    @method("ssq", "yay")
+    async def ReadValue(self, msg: Message, address: str, uuid: str, offset: int):
+        c = self.central
+        link = c.link(address)
+        return await c.gatt.io.read(link, c.characteristic(link, uuid), offset)
+
+    @method("ss", "yay")
+    async def ReadLongValue(self, msg: Message, address: str, uuid: str):
+        c = self.central
+        link = c.link(address)
+        return await c.gatt.io.read_long(link, c.characteristic(link, uuid))
+
+    @method("ssaysq", "y")
+    async def WriteValue(self, msg: Message, address: str, uuid: str, value: bytes, kind: str, offset: int):
+        """kind: request | command | prepared | reliable."""
+        if kind not in ("request", "command", "prepared", "reliable"):
+            raise control_error(f"unknown write kind {kind!r} (request, command, prepared, reliable)")
+        c = self.central
+        link = c.link(address)
+        if kind == "command" and len(value) > link.mtu - 3:
+            raise control_error(f"a Write Command carries at most MTU-3 = {link.mtu - 3} bytes")
+        return await c.gatt.io.write(link, c.characteristic(link, uuid), bytes(value), kind, offset)
+
+    @method("sssq", "yay")
+    async def ReadDescriptor(self, msg: Message, address: str, uuid: str, desc_uuid: str, offset: int):
+        c = self.central
+        link = c.link(address)
+        return await c.gatt.io.read(link, c.descriptor(link, uuid, desc_uuid), offset)
+
+    @method("sssay", "y")
+    async def WriteDescriptor(self, msg: Message, address: str, uuid: str, desc_uuid: str, value: bytes):
+        c = self.central
+        link = c.link(address)
+        return await c.gatt.io.write(link, c.descriptor(link, uuid, desc_uuid), bytes(value), "request")
+
+    @method("ssq", "y")
+    async def WriteCCC(self, msg: Message, address: str, uuid: str, value: int):
+        """Writes the Client Characteristic Configuration: 0 off, 1 notify, 2 indicate."""
+        c = self.central
+        link = c.link(address)
+        return await c.gatt.io.write_ccc(link, c.characteristic(link, uuid), value)
+
+    @method("sdu", "")
+    def SetLinkDrainRate(self, msg: Message, address: str, rate: float, buffer: int) -> None:
+        """rate: notifications/s leaving the link (0 = unlimited); buffer: link buffer capacity."""
+        self.central.link(address).set_rate(rate, buffer)
+
+    @method("ssu", "aay")
+    def GetReceived(self, msg: Message, address: str, uuid: str, limit: int):
+        """Drains up to `limit` (0 = all) received values of a characteristic, oldest first."""
+        c = self.central
+        wanted = normalize_uuid(uuid)
+        if wanted is None:
+            raise control_error(f"not a Bluetooth UUID: {uuid!r}")
+        return c.link(address).take(wanted, limit)
+
+    @method("s", "a{sv}")
+    def GetLinkStats(self, msg: Message, address: str):
+        link = self.central.link(address)
+        out = {k: Variant("t", v) for k, v in link.stats.items()}
+        out["buffered"] = Variant("u", len(link.buffer))
+        out["mtu"] = Variant("q", link.mtu)
+        out["subscriptions"] = Variant("a{sq}", {c.uuid: v for c, v in link.ccc.items()})
+        return out
+
+    @method("b", "")
+    def SetReceivedSignal(self, msg: Message, enabled: bool) -> None:
+        self.central.signal_received = enabled
+
+    @method("", "s")
+    def GetApplications(self, msg: Message) -> str:
+        return json.dumps([a.describe() for a in self.central.gatt.apps if a.registered])
+
+    @method("", "s")
+    def GetAdvertisements(self, msg: Message) -> str:
+        return json.dumps([a.describe() for a in self.central.advertising.adverts if a.registered])
+
+    @method("y", "")
+    def SetSupportedInstances(self, msg: Message, count: int) -> None:
+        if not 1 <= count <= 32:
+            raise control_error("advertising instances must be 1..32")
+        self.central.advertising.max_instances = count
