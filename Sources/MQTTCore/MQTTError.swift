@@ -12,6 +12,8 @@ package enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidBrokerURL(String, reason: String)
     /// An operation did not complete in time.
     case timeout(operation: String, after: Duration)
+    /// An established link (or a connect attempt) ended; `reason` says how (broker DISCONNECT, keepalive, socket).
+    case connectionLost(reason: String)
     /// The operation needs a live connection and there is none (e.g. QoS 0 publish while offline).
     case notConnected(operation: String)
     /// The broker refused a subscription in its SUBACK.
@@ -30,6 +32,7 @@ package enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidTopic(let topic, let reason): "invalid topic \"\(topic)\": \(reason)"
         case .invalidBrokerURL(let url, let reason): "invalid broker URL \"\(url)\": \(reason)"
         case .timeout(let operation, let after): "\(operation) timed out after \(after)"
+        case .connectionLost(let reason): "connection to the broker lost: \(reason)"
         case .notConnected(let operation): "\(operation) failed: not connected to the broker"
         case .subscriptionRefused(let filter, let code): "broker refused the subscription to \"\(filter)\" (reason code \(code))"
         case .clientStopped(let operation): "\(operation) failed: the MQTT client is not running"
@@ -41,7 +44,7 @@ package enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     package var isRetriable: Bool {
         switch self {
         case .connectionRefused(let reason): reason.isRetriable
-        case .unreachable, .timeout, .notConnected: true
+        case .unreachable, .timeout, .notConnected, .connectionLost: true
         case .tlsSetupFailed, .invalidTopic, .invalidBrokerURL, .subscriptionRefused, .clientStopped, .library: false
         }
     }

@@ -63,8 +63,9 @@ extension MosquittoClient {
 
     func disconnectReceived(_ rc: Int32) {
         guard state == .connecting || state == .connected else { return }
-        let reason = rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : MosquittoResult.text(rc)
-        connectionLost(.library(operation: "the broker connection", code: rc, reason: reason))
+        // v5 DISCONNECT reason codes start at 128; below that, rc is a MOSQ_ERR_* code.
+        let reason = rc >= 128 ? "\(rc) \(String(cString: mosquitto_reason_string(rc)))" : MosquittoResult.text(rc)
+        connectionLost(.connectionLost(reason: reason))
     }
 
     func publishAcknowledged(_ mid: Int32, reasonCode: Int32) {

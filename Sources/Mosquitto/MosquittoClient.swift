@@ -129,7 +129,9 @@ package actor MosquittoClient: Service {
         } catch {
             failure = error
         }
-        if state == .stopping, failure == nil, !Task.isCancelled { await publishShutdownMessages() }
+        let graceful = state == .stopping && failure == nil && !Task.isCancelled
+        state = .stopping  // from here on, disconnect callbacks are expected and must not schedule reconnects
+        if graceful { await publishShutdownMessages() }
         tearDown()
         if let failure { throw failure }
     }

@@ -28,7 +28,7 @@ package actor MosquittoBroker {
             "listener \(port) 127.0.0.1",
             "max_queued_messages 0",
             "persistence false",
-            "log_dest stdout",
+            "log_dest stderr",  // stdout is block-buffered into a pipe; stderr is not
             // Running as root, mosquitto would switch to the `mosquitto` user and lose access to our files.
             "user \(String(cString: getpwuid(getuid()).pointee.pw_name))",
         ]
@@ -60,8 +60,7 @@ package actor MosquittoBroker {
         guard process?.isRunning != true else { return }
         let child = try ChildProcess("mosquitto", ["-c", configPath])
         process = child
-        try await child.waitForLine(timeout: .seconds(20)) { $0.contains("running") }
-        try await waitUntilAccepting()
+        try await waitUntilAccepting(child)
     }
 
     /// Stops the broker (SIGTERM, then SIGKILL).
@@ -71,15 +70,18 @@ package actor MosquittoBroker {
     }
 
     /// Everything the broker logged so far.
-    package var log: [String] { process?.outputLines ?? [] }
+    package var log: String { process?.errorOutput ?? "" }
 
-    private func waitUntilAccepting() async throws {
+    private func waitUntilAccepting(_ child: ChildProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             if Self.canConnect(port: port) { return }
+            if !child.isRunning {
+                throw TestWorldError("mosquitto exited with status \(child.process.terminationStatus): \(child.errorOutput.suffix(2000))")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestWorldError("mosquitto on port \(port) accepts no connections after 10 s; log: \(log.suffix(20))")
+        throw TestWorldError("mosquitto on port \(port) accepts no connections after 10 s; log: \(child.errorOutput.suffix(2000))")
     }
 
     private static func canConnect(port: UInt16) -> Bool {

@@ -1,0 +1,99 @@
+import Glibc
+import MQTTCore
+import Mosquitto
+import TestWorld
+import Testing
+
+@Suite(.serialized) struct ConnectionTests {
+    @Test func recoversAndResubscribesAfterTheBrokerRestarts() async throws {
+        let broker = try await MosquittoBroker()
+        let client = MosquittoClient(options: try clientOptions(broker, "recover"), logger: testLogger("recover"))
+        let received = try await withRunningClients([client]) {
+            try await client.subscribe("recover/#", qos: .atLeastOnce)
+            var events = client.connectionEvents.makeAsyncIterator()
+            #expect(await events.next() == .connected)
+            await broker.stop()
+            guard case .disconnected = await events.next() else { Issue.record("no disconnect event"); return "" }
+            try await broker.start()
+            while let event = await events.next(), event != .connected {}
+            // SUBACK for the re-subscription is not awaited by anyone; publish with retain so ordering cannot matter.
+            try await MosquittoBroker.runTool("mosquitto_pub", [
+                "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-r", "-t", "recover/after", "-m", "back",
+            ])
+            var messages = client.messages.makeAsyncIterator()
+            return await messages.next()?.payloadText ?? ""
+        }
+        #expect(received == "back")
+        #expect(await client.currentStatistics.connects == 2)
+        await broker.stop()
+    }
+
+    @Test func connectsOverTLSWithUsernameAndPassword() async throws {
+        let broker = try await MosquittoBroker(users: ["gattway": "s3cret"], tls: true)
+        let certificates = try #require(broker.certificates)
+        var options = try clientOptions(broker, "tls")
+        options.username = "gattway"
+        options.password = "s3cret"
+        options.tls = .init(caFile: certificates.caFile)
+        let client = MosquittoClient(options: options, logger: testLogger("tls"))
+        let echoed = try await withRunningClients([client]) {
+            try await client.subscribe("secure/echo", qos: .atLeastOnce)
+            try await client.publish(MQTTMessage(topic: "secure/echo", text: "over tls", qos: .atLeastOnce))
+            var messages = client.messages.makeAsyncIterator()
+            return await messages.next()?.payloadText
+        }
+        #expect(echoed == "over tls")
+        await broker.stop()
+    }
+
+    @Test func wrongPasswordReportsTheCONNACKReason() async throws {
+        let broker = try await MosquittoBroker(users: ["gattway": "s3cret"])
+        var options = try clientOptions(broker, "badpw")
+        options.username = "gattway"
+        options.password = "wrong"
+        let client = MosquittoClient(options: options, logger: testLogger("badpw"))
+        let expected = MQTTError.connectionRefused(MQTTConnectReason(code: 135, protocolVersion: .v5))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await #expect(throws: expected) { try await client.run() } }
+            await #expect(throws: expected) { try await client.waitUntilConnected(timeout: .seconds(15)) }
+            try await group.waitForAll()
+        }
+        #expect(expected.description == "connection refused by broker: 135 Not authorized")
+        await broker.stop()
+    }
+
+    @Test func closedPortGivesTheUnreachableError() async throws {
+        let port = try freeLoopbackPort()
+        let options = MosquittoClient.Options(broker: try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)"), clientID: "closed")
+        let client = MosquittoClient(options: options, logger: testLogger("closed"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            defer { group.cancelAll() }
+            do {
+                try await client.waitUntilConnected(timeout: .seconds(2))
+                Issue.record("connected to a closed port")
+            } catch let error as MQTTError {
+                guard case .unreachable(let host, let errorPort, let errno, let reason) = error else {
+                    Issue.record("unexpected error \(error)")
+                    return
+                }
+                #expect(host == "127.0.0.1" && errorPort == Int(port))
+                #expect(errno == ECONNREFUSED)
+                #expect(reason == "Connection refused")
+                #expect(error.description.hasPrefix("broker 127.0.0.1:\(port) is unreachable: Connection refused"))
+            }
+        }
+    }
+
+    @Test func unreadableCAFileIsATLSSetupError() async throws {
+        var options = MosquittoClient.Options(broker: try MQTTBrokerURL(parsing: "mqtts://localhost:1"), clientID: "badca")
+        options.tls = .init(caFile: "/nonexistent/ca.crt")
+        let client = MosquittoClient(options: options, logger: testLogger("badca"))
+        await #expect {
+            try await client.run()
+        } throws: { error in
+            guard case MQTTError.tlsSetupFailed(let reason) = error else { return false }
+            return reason.contains("/nonexistent/ca.crt")
+        }
+    }
+}
