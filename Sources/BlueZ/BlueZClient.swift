@@ -50,14 +50,10 @@ package final class BlueZClient: Sendable {
         let buffering = DBusSignalBuffering.dropOldest(limit: 16_384)
         // Subscribe before asking for the snapshot so that nothing between the two is missed.
         let owners = try await connection.nameOwnerChanges(of: BlueZName.service)
-        let objectSignals = try await connection.signals(
-            matching: DBusMatchRule(sender: BlueZName.service, interface: BlueZName.objectManager, path: "/"),
-            buffering: buffering)
-        let propertySignals = try await connection.signals(
-            matching: DBusMatchRule(
-                sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
-                pathNamespace: "/org/bluez"),
-            buffering: buffering)
+        // One stream for every signal of bluetoothd keeps BlueZ's own order: GATT objects (InterfacesAdded) before
+        // `ServicesResolved` (PropertiesChanged). Two streams consumed separately would interleave them.
+        let bluezSignals = try await connection.signals(
+            matching: DBusMatchRule(sender: BlueZName.service), buffering: buffering)
         if try await connection.nameHasOwner(BlueZName.service) {
             continuation.yield(.snapshot(try await managedObjects(connection)))
         } else {
@@ -77,35 +73,37 @@ package final class BlueZClient: Sendable {
                 }
             }
             group.addTask {
-                for await signal in objectSignals {
-                    switch signal.member {
-                    case "InterfacesAdded":
-                        guard signal.arguments.count == 2, let path = signal.arguments[0].objectPath,
-                            let interfaces = signal.arguments[1].stringKeyedDictionary
-                        else { continue }
-                        continuation.yield(.interfacesAdded(
-                            path: path, interfaces: interfaces.mapValues { $0.stringKeyedDictionary ?? [:] }))
-                    case "InterfacesRemoved":
-                        guard signal.arguments.count == 2, let path = signal.arguments[0].objectPath,
-                            let names = signal.arguments[1].stringArray
-                        else { continue }
-                        continuation.yield(.interfacesRemoved(path: path, interfaces: names))
-                    default: continue
-                    }
-                }
-            }
-            group.addTask {
-                for await signal in propertySignals {
-                    guard signal.arguments.count == 3, let interface = signal.arguments[0].string,
-                        let changed = signal.arguments[1].stringKeyedDictionary
-                    else { continue }
-                    continuation.yield(.propertiesChanged(
-                        path: signal.path, interface: interface, changed: changed,
-                        invalidated: signal.arguments[2].stringArray ?? []))
+                for await signal in bluezSignals {
+                    if let event = Self.event(from: signal) { continuation.yield(event) }
                 }
             }
             try await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// The object-tree event a bluetoothd signal carries, if any.
+    static func event(from signal: DBusSignal) -> Event? {
+        switch (signal.interface, signal.member) {
+        case (BlueZName.properties, "PropertiesChanged"):
+            guard signal.arguments.count == 3, let interface = signal.arguments[0].string,
+                let changed = signal.arguments[1].stringKeyedDictionary
+            else { return nil }
+            return .propertiesChanged(
+                path: signal.path, interface: interface, changed: changed,
+                invalidated: signal.arguments[2].stringArray ?? [])
+        case (BlueZName.objectManager, "InterfacesAdded"):
+            guard signal.arguments.count == 2, let path = signal.arguments[0].objectPath,
+                let interfaces = signal.arguments[1].stringKeyedDictionary
+            else { return nil }
+            return .interfacesAdded(path: path, interfaces: interfaces.mapValues { $0.stringKeyedDictionary ?? [:] })
+        case (BlueZName.objectManager, "InterfacesRemoved"):
+            guard signal.arguments.count == 2, let path = signal.arguments[0].objectPath,
+                let names = signal.arguments[1].stringArray
+            else { return nil }
+            return .interfacesRemoved(path: path, interfaces: names)
+        default:
+            return nil
         }
     }
 

@@ -27,10 +27,22 @@ package struct BlueZDeviceState: Sendable, Hashable {
         apply(changed: properties, invalidated: [])
     }
 
+    /// What an advert shows: names, RSSI, tx power, manufacturer and service data, advertised UUIDs.
+    private struct AdvertView: Equatable {
+        var name: String?, alias: String?, rssi: Int16?, txPower: Int16?
+        var manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], uuids: [String]
+    }
+
+    private var advertView: AdvertView {
+        AdvertView(
+            name: name, alias: alias, rssi: rssi, txPower: txPower, manufacturerData: manufacturerData,
+            serviceData: serviceData, uuids: uuids)
+    }
+
     /// Applies a PropertiesChanged (or the initial property set); returns whether anything an advert shows changed.
     @discardableResult
     package mutating func apply(changed: [String: DBusValue], invalidated: [String]) -> Bool {
-        let before = self
+        let before = advertView
         for (key, wrapped) in changed {
             let value = wrapped.variantValue
             switch key {
@@ -70,7 +82,7 @@ package struct BlueZDeviceState: Sendable, Hashable {
             default: break
             }
         }
-        return before != self
+        return before != advertView
     }
 
     /// `/org/bluez/hci0/dev_…` → `/org/bluez/hci0`.

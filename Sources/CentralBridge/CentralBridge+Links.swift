@@ -58,9 +58,13 @@ extension CentralBridge {
             metrics.connects.increment()
         }
         // GATT discovery continues after Connect replies: use the tree only once ServicesResolved is true.
-        try await waitForDevice(path, timeout: bluetooth.connectTimeout) { ($0?.servicesResolved ?? false) || !($0?.connected ?? false) }
-        guard tree.devices[path]?.servicesResolved ?? false else {
-            throw CommandFailure(name: BlueZName.Error.notConnected, message: "the device disconnected while its services were resolved")
+        // (Connect's reply can overtake the signals that report the link, so wait for the state itself.)
+        do {
+            try await waitForDevice(path, timeout: bluetooth.connectTimeout) { $0?.servicesResolved ?? false }
+        } catch {
+            throw CommandFailure(
+                name: BlueZName.Error.notConnected,
+                message: "services of \(device.topic) were not resolved within \(bluetooth.connectTimeout)")
         }
         try await subscribeNotifications(path)
         devices[path]?.lastActivity = .now
