@@ -52,6 +52,7 @@ struct DBusBenchmark: AsyncParsableCommand {
         let parallel = (count: parallelCount, elapsed: ContinuousClock.now - parallelStart)
         report("calls, \(concurrency) concurrent", parallel.count, parallel.elapsed, unit: "calls")
 
+        try await measureStoredPropertyUpdates(server: server, duration: duration)
         try await measureSignals(server: server, client: client)
         await client.close()
         await server.close()
@@ -94,6 +95,23 @@ struct DBusBenchmark: AsyncParsableCommand {
         report("signals sent (PropertiesChanged, ay[\(size)])", count, sent, unit: "signals")
         report("signals received through a match rule", seen, elapsed, unit: "signals")
         print("  received \(seen)/\(count), out of order \(outOfOrder), dropped \(stream.droppedCount)")
+    }
+
+    /// How fast a stored property (a GATT characteristic's Value) can be updated, each update emitting
+    /// PropertiesChanged: the peripheral side's hot path.
+    private func measureStoredPropertyUpdates(server: DBusConnection, duration: Duration) async throws {
+        let path = "/org/gattway/Bench/char1"
+        try await server.export(path: path, interfaces: [DBusInterface(
+            name: "org.bluez.GattCharacteristic1",
+            properties: [DBusProperty(name: "Value", signature: "ay", source: .stored(.bytes([])))])])
+        var value = [UInt8](repeating: 0x11, count: max(4, valueSize))
+        let updates = try await measure(duration) {
+            value[0] &+= 1
+            try await server.setProperty(
+                path: path, interface: "org.bluez.GattCharacteristic1", name: "Value", value: .bytes(value))
+            return 1
+        }
+        report("stored Value updates with PropertiesChanged", updates.count, updates.elapsed, unit: "updates")
     }
 
     private func measure(_ duration: Duration, _ round: () async throws -> Int) async throws -> (count: Int, elapsed: Duration) {
