@@ -38,7 +38,8 @@ extension DBusConnection {
         let c = try requireHandle(what)
         let token = makeToken()
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        let result: [DBusValue] = try await withTaskCancellationHandler {
+        defer { finishCall(token) }  // also on an error reply, a timeout or cancellation
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let box = PendingCallBox(continuation)
                 var pending: OpaquePointer?
@@ -72,8 +73,6 @@ extension DBusConnection {
                 self?.assumeIsolated { $0.cancelCall(token) }
             }
         }
-        finishCall(token)
-        return result
     }
 
     private func finishCall(_ token: UInt64) {

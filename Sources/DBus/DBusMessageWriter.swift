@@ -28,7 +28,7 @@ enum DBusMessageWriter {
         case .array(let element, let values):
             try DBusNameCheck.singleCompleteType(element)
             for v in values {
-                guard v.signature == element || (element == "ay" && v.bytes != nil && v.signature == "ay") else {
+                guard v.signature == element else {
                     throw .invalid("array of \(element) holds a value of type \(v.signature)")
                 }
                 try validate(v)

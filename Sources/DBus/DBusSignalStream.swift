@@ -29,6 +29,12 @@ package struct DBusNameOwnerChange: Sendable, Hashable {
     package var name: String
     package var oldOwner: String?
     package var newOwner: String?
+
+    package init(name: String, oldOwner: String?, newOwner: String?) {
+        self.name = name
+        self.oldOwner = oldOwner
+        self.newOwner = newOwner
+    }
 }
 
 /// The owner changes of one bus name, e.g. to notice `org.bluez` leaving and returning. Single consumer.

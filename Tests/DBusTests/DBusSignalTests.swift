@@ -1,0 +1,118 @@
+import DBus
+import Testing
+import TestWorld
+
+@Suite("D-Bus signals and match rules")
+struct DBusSignalTests {
+    /// Collects `count` signals from `stream`.
+    static func collect(_ count: Int, from stream: DBusSignalStream) async -> [DBusSignal] {
+        var received: [DBusSignal] = []
+        for await signal in stream {
+            received.append(signal)
+            if received.count == count { break }
+        }
+        return received
+    }
+
+    @Test("path_namespace and arg0 rules deliver only what they match, to every matching stream")
+    func rulesFilterAndFanOut() async throws {
+        try await DBusTestBus.with { world in
+            let sender = world.server.uniqueName
+            let namespace = try await world.client.signals(
+                matching: DBusMatchRule(sender: sender, interface: "org.gattway.Test", pathNamespace: "/a"))
+            let byArg0 = try await world.client.signals(
+                matching: DBusMatchRule(sender: sender, interface: "org.gattway.Test", arg0: "pick"))
+            let everything = try await world.client.signals(
+                matching: DBusMatchRule(sender: sender, interface: "org.gattway.Test"))
+            let emit = { (path: String, arg: String) in
+                try await world.server.emitSignal(
+                    path: path, interface: "org.gattway.Test", name: "Changed", arguments: [.string(arg)])
+            }
+            try await emit("/a", "pick")
+            try await emit("/ab", "skip")
+            try await emit("/a/b", "skip")
+            try await emit("/c", "pick")
+            try await emit("/a", "end")
+
+            let all = await Self.collect(5, from: everything)
+            #expect(all.map(\.path) == ["/a", "/ab", "/a/b", "/c", "/a"])
+            #expect(all.allSatisfy { $0.sender == sender && $0.member == "Changed" })
+            let inNamespace = await Self.collect(3, from: namespace)
+            #expect(inNamespace.map(\.path) == ["/a", "/a/b", "/a"])
+            let picked = await Self.collect(2, from: byArg0)
+            #expect(picked.map(\.path) == ["/a", "/c"])
+            #expect(picked.first?.arguments == [.string("pick")])
+        }
+    }
+
+    @Test("a well-known sender name matches the signals of its owner")
+    func wellKnownSenderMatchesOwner() async throws {
+        try await DBusTestBus.with { world in
+            #expect(try await world.server.requestName("org.gattway.Emitter") == .primaryOwner)
+            let stream = try await world.client.signals(
+                matching: DBusMatchRule(sender: "org.gattway.Emitter", interface: "org.gattway.Test"))
+            try await world.server.emitSignal(path: "/x", interface: "org.gattway.Test", name: "Ping")
+            let received = await Self.collect(1, from: stream)
+            #expect(received.first?.sender == world.server.uniqueName)
+            #expect(try await world.server.releaseName("org.gattway.Emitter") == .released)
+        }
+    }
+
+    @Test("a full buffer drops signals and counts every drop")
+    func overflowIsCounted() async throws {
+        try await DBusTestBus.with { world in
+            let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test")
+            let small = try await world.client.signals(matching: rule, buffering: .dropOldest(limit: 4))
+            let large = try await world.client.signals(matching: rule, buffering: .dropNewest(limit: 1000))
+            for index in 0..<50 {
+                try await world.server.emitSignal(
+                    path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.uint32(UInt32(index))])
+            }
+            // Both streams are fed in the same dispatch, so once `large` has all 50, `small` has seen them too.
+            let all = await Self.collect(50, from: large)
+            #expect(all.map { $0.arguments.first?.uint32 } == (0..<50).map { UInt32($0) })
+            #expect(small.droppedCount == 46)
+            #expect(large.droppedCount == 0)
+            #expect(world.client.droppedSignalCount == 46)
+            let kept = await Self.collect(4, from: small)
+            #expect(kept.map { $0.arguments.first?.uint32 } == [46, 47, 48, 49])
+        }
+    }
+
+    @Test("NameOwnerChanged reports a name's owner arriving and leaving when its connection closes")
+    func nameOwnerChangesAreSeen() async throws {
+        try await DBusTestBus.with { world in
+            let changes = try await world.client.nameOwnerChanges(of: "org.gattway.Owner")
+            let owner = try await DBusConnection.connect(
+                to: .address(world.bus.address), name: "owner", logger: DBusTestBus.logger)
+            #expect(try await owner.requestName("org.gattway.Owner") == .primaryOwner)
+            #expect(try await world.client.getNameOwner("org.gattway.Owner") == owner.uniqueName)
+            let ownerName = owner.uniqueName
+            await owner.close()
+            var seen: [DBusNameOwnerChange] = []
+            for await change in changes {
+                seen.append(change)
+                if seen.count == 2 { break }
+            }
+            #expect(seen == [
+                DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: nil, newOwner: ownerName),
+                DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: ownerName, newOwner: nil),
+            ])
+            #expect(try await world.client.nameHasOwner("org.gattway.Owner") == false)
+        }
+    }
+
+    @Test("a stream ends when its connection closes")
+    func streamsEndOnClose() async throws {
+        try await DBusTestBus.with { world in
+            let stream = try await world.client.signals(matching: DBusMatchRule(interface: "org.gattway.Test"))
+            await world.client.close()
+            var count = 0
+            for await _ in stream { count += 1 }
+            #expect(count == 0)
+            await #expect(throws: DBusError.self) {
+                try await world.client.emitSignal(path: "/x", interface: "org.gattway.Test", name: "Late")
+            }
+        }
+    }
+}
