@@ -9,6 +9,8 @@ extension CentralBridge {
     /// Payloads: `{"device": "<name or address>", "transaction": …}` for connect / disconnect / remove;
     /// `{"duration": seconds}` for scan (default 10, at most 300); anything (or nothing) for devices.
     func handleBridgeRequest(verb: String, message: MQTTMessage) async {
+        // The peripheral bridge answers its own verbs on its own connection.
+        if CentralRoutes.peripheralVerbs.contains(verb), configuration.peripheral != nil { return }
         let body = (try? JSONValue(parsing: message.payload)) ?? .object([])
         let reply = ReplyAddress(
             resultTopic: routes.bridgeResponseTopic(verb), responseTopic: message.properties.responseTopic,

@@ -201,7 +201,8 @@ package actor CentralBridge: Service {
         spawn { await self.subscribeCommands(of: path) }
         advertChanged(path)
         if case .always = configured.connect { startLink(path) }
-        if case .never = configured.connect { publishAvailability(path, online: false) }
+        // A passive device is available while BlueZ keeps hearing it.
+        if case .never = configured.connect { publishAvailability(path, online: true) }
     }
 
     /// The device topic for a device matched to configured device `index`: the friendly name for the first (or the
@@ -235,12 +236,11 @@ package actor CentralBridge: Service {
     private func brokerConnected() async {
         outbox.send(MQTTMessage(topic: routes.bridge.bridgeState, text: "online", qos: .atLeastOnce, retain: true))
         outbox.send(MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
-        for verb in CentralRoutes.bridgeVerbs {
-            let filter = routes.bridgeRequestTopic(verb)
-            if subscribedFilters.insert(filter).inserted {
-                do { try await mqtt.subscribe(filter, qos: .atLeastOnce) } catch {
-                    logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
-                }
+        // Every verb, so that an unknown one gets an error answer instead of silence.
+        let filter = routes.bridge.bridgeRequestFilter
+        if subscribedFilters.insert(filter).inserted {
+            do { try await mqtt.subscribe(filter, qos: .atLeastOnce) } catch {
+                logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
             }
         }
         for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }

@@ -27,7 +27,8 @@ struct CentralRoutes: Sendable {
     let qos: MQTTQoS
     let retain: Bool
     let routesByDevice: [[CharacteristicRoute]]
-    static let bridgeVerbs = ["scan", "connect", "disconnect", "remove", "devices"]
+    /// Bridge requests the peripheral bridge answers (`bridge/request/advertise`).
+    static let peripheralVerbs: Set<String> = ["advertise"]
 
     init(configuration: BridgeConfiguration) {
         base = configuration.mqtt.baseTopic

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TestWorld
+
+/// Commands through MQTT 5 request/response, on-demand connections and bridge requests.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct CentralCommandsEndToEndTests {
+    static let onDemandLock = """
+        bluetooth:
+          adapter: hci0
+          request_timeout: 5
+          connect_timeout: 5
+        devices:
+          - name: lock
+            address: "D0:0D:10:C4:00:01"
+            connect: on_demand
+            idle_timeout: 1
+            characteristics:
+              - { name: control, service: "0000fff0-0000-1000-8000-00805f9b34fb", uuid: "0000fff1-0000-1000-8000-00805f9b34fb", write: with_response, codec: utf8 }
+              - { name: state, service: "0000fff0-0000-1000-8000-00805f9b34fb", uuid: "0000fff2-0000-1000-8000-00805f9b34fb", read: true, codec: utf8 }
+        """
+
+    @Test func mqtt5ResponseTopicGetsTheResultWithCorrelationData() async throws {
+        let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
+        do {
+            try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
+            let replies = try await MQTTObserver(port: world.broker.port, filters: ["client/replies"])
+            try await world.publish(
+                "gattway/lock/control/set", "unlock",
+                extraArguments: ["-V", "5", "-D", "publish", "response-topic", "client/replies",
+                                 "-D", "publish", "correlation-data", "req-17"])
+            let reply = try await replies.waitForMessage(on: "client/replies")
+            #expect(reply.payload == #"{"ok":true}"#)
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0 == #"{"ok":true}"# }
+            await replies.stop()
+        } catch {
+            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+
+    @Test func onDemandDeviceConnectsForACommandAndDisconnectsWhenIdle() async throws {
+        let world = try await CentralWorld(scenario: "demo.yaml", config: Self.onDemandLock)
+        do {
+            try await world.observer.waitForMessage(on: "gattway/lock/advert")
+            try await world.publish("gattway/lock/control/set", #"{"value":"lock","transaction":1}"#)
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
+                $0 == #"{"ok":true,"transaction":1}"#
+            }
+            try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
+            // idle_timeout is 1 s: the bridge lets go of the link.
+            try await world.observer.waitForMessage(on: "gattway/lock/availability", timeout: .seconds(20)) { $0 == "offline" }
+            // A read connects again and the value reaches the value topic.
+            try await world.publish("gattway/lock/state/get", "")
+            try await world.observer.waitForMessage(on: "gattway/lock/state") { $0 == "lock" }
+        } catch {
+            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+
+    @Test func bridgeRequestsDisconnectAndConnectADevice() async throws {
+        let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
+        do {
+            try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
+            try await world.publish("gattway/bridge/request/connect", #"{"device":"nobody","transaction":"x"}"#)
+            try await world.observer.waitForMessage(on: "gattway/bridge/response/connect") {
+                $0.contains("gattway.Error.UnknownDevice") && $0.contains("\"transaction\":\"x\"")
+            }
+            try await world.publish("gattway/bridge/request/disconnect", #"{"device":"lock"}"#)
+            try await world.observer.waitForMessage(on: "gattway/bridge/response/disconnect") { $0.contains("\"ok\":true") }
+            try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "offline" }
+            // connect: always brings it back by itself.
+            try await world.observer.waitForMessage(on: "gattway/lock/availability", skipping: 1) { $0 == "online" }
+            try await world.publish("gattway/bridge/request/bogus", "{}")
+            try await world.observer.waitForMessage(on: "gattway/bridge/response/bogus") { $0.contains("UnknownRequest") }
+        } catch {
+            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+}
