@@ -70,10 +70,10 @@ package actor CentralBridge: Service {
         let (jobStream, jobContinuation) = AsyncStream.makeStream(of: Job.self)
         jobs = jobContinuation
         let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                await withDiscardingTaskGroup { group in
-                    group.addTask { await self.consumeBlueZEvents() }
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { try await self.consumeBlueZEvents() }
                     group.addTask { await self.consumeMQTTMessages() }
                     group.addTask { await self.consumeConnectionEvents() }
                     group.addTask { await self.saveStatePeriodically() }
@@ -101,6 +101,12 @@ package actor CentralBridge: Service {
         store.save()
     }
 
+    /// Why the central bridge stopped running.
+    package struct CentralBridgeError: Error, CustomStringConvertible {
+        package let message: String
+        package var description: String { message }
+    }
+
     /// Runs `job` as a child task of `run()`.
     func spawn(_ job: @escaping Job) {
         jobs?.yield(job)
@@ -108,9 +114,15 @@ package actor CentralBridge: Service {
 
     // MARK: - Inputs
 
-    private func consumeBlueZEvents() async {
+    /// Follows bluetoothd until the task ends. The stream ending by itself means the system bus connection is
+    /// gone: that is fatal for this process (a supervisor such as systemd restarts it), since every BlueZ object,
+    /// session and subscription died with the connection.
+    private func consumeBlueZEvents() async throws {
         for await event in bluez.watch() {
             handle(event)
+        }
+        guard Task.isCancelled || shuttingDown else {
+            throw CentralBridgeError(message: "the connection to the system bus was lost")
         }
     }
 
