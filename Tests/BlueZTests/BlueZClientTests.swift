@@ -1,0 +1,147 @@
+import BlueZ
+import BluetoothCore
+import DBus
+import Foundation
+import Logging
+import Testing
+import TestWorld
+
+/// The BlueZ client layer against the BlueZ simulator on its private bus.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct BlueZClientTests {
+    static let strap = "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11"
+
+    /// Runs `body` with a client on a simulator running `scenario`, feeding a tree from `watch()`.
+    private func withClient(
+        scenario: String = "heart-rate.yaml",
+        _ body: (BlueZClient, TreeFollower, BlueZSimulatorProcess) async throws -> Void
+    ) async throws {
+        let simulator = try await BlueZSimulatorProcess(scenario: scenario)
+        let connection = try await DBusConnection.connect(
+            to: .address(simulator.busAddress), name: "bluez-test", logger: Logger(label: "test.bluez"))
+        let client = BlueZClient(connection: connection, logger: Logger(label: "test.bluez"))
+        let follower = TreeFollower()
+        let watcher = Task { for await event in client.watch() { await follower.apply(event) } }
+        do {
+            try await body(client, follower, simulator)
+        } catch {
+            watcher.cancel()
+            await connection.close()
+            await simulator.stop()
+            throw error
+        }
+        watcher.cancel()
+        await connection.close()
+        await simulator.stop()
+    }
+
+    @Test func snapshotShowsTheAdaptersAndDiscoveryFindsThePeripheral() async throws {
+        try await withClient { client, follower, _ in
+            try await follower.waitUntil { $0.adapters["/org/bluez/hci0"]?.powered == true }
+            try await client.setDiscoveryFilter(adapter: "/org/bluez/hci0", BlueZDiscoveryFilter(duplicateData: true))
+            try await client.startDiscovery(adapter: "/org/bluez/hci0")
+            try await follower.waitUntil { $0.devices[Self.strap]?.rssi != nil }
+            let device = try #require(await follower.tree.devices[Self.strap])
+            #expect(device.address == BluetoothAddress("C4:7C:8D:6A:3E:11"))
+            #expect(device.name?.hasPrefix("Polar") == true)
+            // BlueZ allows one discovery session per client.
+            await #expect(throws: DBusError.self) { try await client.startDiscovery(adapter: "/org/bluez/hci0") }
+            do {
+                try await client.startDiscovery(adapter: "/org/bluez/hci0")
+            } catch let error as DBusError {
+                #expect(error.name == BlueZName.Error.inProgress)
+            }
+        }
+    }
+
+    @Test func connectResolvesServicesThenReadsWritesAndNotifiesThroughASocket() async throws {
+        try await withClient { client, follower, _ in
+            try await client.startDiscovery(adapter: "/org/bluez/hci0")
+            try await follower.waitUntil { $0.devices[Self.strap] != nil }
+            try await client.connect(device: Self.strap, timeout: .seconds(10))
+            try await follower.waitUntil { $0.devices[Self.strap]?.servicesResolved == true }
+            let tree = await follower.tree
+            let heartRate = try #require(tree.characteristic(
+                ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A37")!))
+            let control = try #require(tree.characteristic(
+                ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A39")!))
+            try await client.writeValue(characteristic: control.path, [0x01], type: .request, timeout: .seconds(5))
+            let (fd, mtu) = try await client.acquireNotify(characteristic: heartRate.path)
+            #expect(mtu >= 23)
+            let socket = NotificationSocket(fd: fd.take(), mtu: mtu)
+            var iterator = socket.batches.makeAsyncIterator()
+            let batch = try #require(await iterator.next())
+            #expect(batch.first?.isEmpty == false)
+            // A second AcquireNotify while acquired is refused, as bluetoothd does.
+            await #expect(throws: DBusError.self) { _ = try await client.acquireNotify(characteristic: heartRate.path) }
+            socket.close()
+            try await client.disconnect(device: Self.strap)
+            try await follower.waitUntil { $0.devices[Self.strap]?.connected == false }
+            // Not connected: reads fail with BlueZ's error instead of hanging.
+            do {
+                _ = try await client.readValue(characteristic: heartRate.path, timeout: .seconds(5))
+                Issue.record("a read of a disconnected device succeeded")
+            } catch let error as DBusError {
+                #expect(error.name == BlueZName.Error.failed || error.name == BlueZName.Error.notConnected)
+            }
+        }
+    }
+
+    @Test func bluetoothdRestartIsSeenAsLossThenAFreshSnapshot() async throws {
+        try await withClient { client, follower, simulator in
+            try await follower.waitUntil { !$0.adapters.isEmpty }
+            #expect(await follower.counts().snapshots == 1)
+            let control = try await DBusConnection.connect(
+                to: .address(simulator.busAddress), name: "control", logger: Logger(label: "test.control"))
+            _ = try await control.call(
+                destination: "org.gattway.Simulator1", path: "/org/gattway/simulator",
+                interface: "org.gattway.Simulator1", method: "RestartBluetoothd", arguments: [.double(0.5)])
+            try await follower.waitUntil { _ in true }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await follower.counts().snapshots < 2, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let counts = await follower.counts()
+            #expect(counts.losses >= 1)
+            #expect(counts.snapshots >= 2)
+            try await follower.waitUntil { $0.adapters["/org/bluez/hci0"] != nil }
+            await control.close()
+            _ = client
+        }
+    }
+}
+
+/// Keeps a BlueZObjectTree up to date from the client's events, and lets a test wait for a condition.
+actor TreeFollower {
+    private(set) var tree = BlueZObjectTree(maxDevices: 1000)
+    private(set) var snapshots = 0
+    private(set) var losses = 0
+
+    func apply(_ event: BlueZClient.Event) {
+        switch event {
+        case .snapshot(let objects):
+            snapshots += 1
+            _ = tree.replaceAll(with: objects)
+        case .serviceLost:
+            losses += 1
+            _ = tree.replaceAll(with: .dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", []))
+        case .interfacesAdded(let path, let interfaces):
+            _ = tree.interfacesAdded(path: path, interfaces: interfaces)
+        case .interfacesRemoved(let path, let interfaces):
+            _ = tree.interfacesRemoved(path: path, interfaces: interfaces)
+        case .propertiesChanged(let path, let interface, let changed, let invalidated):
+            _ = tree.propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated)
+        }
+    }
+
+    func waitUntil(timeout: Duration = .seconds(30), _ condition: @Sendable (BlueZObjectTree) -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(tree) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestWorldError("the BlueZ tree did not reach the expected state within \(timeout)")
+    }
+
+    func counts() -> (snapshots: Int, losses: Int) { (snapshots, losses) }
+}
