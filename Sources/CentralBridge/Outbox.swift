@@ -1,3 +1,4 @@
+import DequeModule
 import Logging
 import MQTTCore
 import Mosquitto
@@ -5,40 +6,81 @@ import Synchronization
 
 /// The bridge's ordered queue of messages to publish (availability, adverts, results, events, StartNotify values).
 ///
-/// The actor never waits for the broker: it hands messages here and one consumer publishes them in order.
-/// Bounded: beyond `limit` queued messages new ones are dropped and counted (`dropped`), so a broker that is away
-/// for long cannot grow memory without bound.
+/// The actor never waits for the broker: it hands messages here and one consumer publishes them in order, taking
+/// everything queued at once so that a burst costs one hop to the MQTT client. Bounded: beyond `limit` queued
+/// messages new ones are dropped and counted (`dropped`), so a broker that is away for long cannot grow memory
+/// without bound.
 final class Outbox: Sendable {
-    private let stream: AsyncStream<MQTTMessage>
-    private let continuation: AsyncStream<MQTTMessage>.Continuation
-    private let counters = Mutex((queued: 0, published: 0, dropped: 0))
+    private struct State {
+        var queue: Deque<MQTTMessage> = []
+        var waiter: CheckedContinuation<Void, Never>?
+        var finished = false
+        var inFlight = 0
+        var dropped = 0
+    }
+
+    private let state = Mutex(State())
+    private let limit: Int
 
     init(limit: Int = 10_000) {
-        (stream, continuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: .bufferingOldest(limit))
+        self.limit = limit
     }
 
     func send(_ message: MQTTMessage) {
-        switch continuation.yield(message) {
-        case .enqueued: counters.withLock { $0.queued += 1 }
-        case .dropped: counters.withLock { $0.dropped += 1 }
-        case .terminated: counters.withLock { $0.dropped += 1 }
-        @unknown default: break
+        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+            guard !state.finished, state.queue.count < limit else {
+                state.dropped += 1
+                return nil
+            }
+            state.queue.append(message)
+            defer { state.waiter = nil }
+            return state.waiter
         }
+        waiter?.resume()
     }
 
-    var dropped: Int { counters.withLock { $0.dropped } }
+    var dropped: Int { state.withLock { $0.dropped } }
 
     /// Publishes everything sent, in order, until `finish()`.
     func run(publishingWith mqtt: MosquittoClient, logger: Logger) async {
-        for await message in stream {
+        while let batch = await nextBatch() {
             do {
-                try await mqtt.publish(message)
+                try await mqtt.publish(contentsOf: batch)
             } catch {
-                // QoS 0 while the broker is away: the message is lost; counted as dropped.
-                counters.withLock { $0.dropped += 1 }
-                logger.debug("mqtt.publish.failed", metadata: ["mqtt.topic": "\(message.topic)", "error": "\(error)"])
+                // QoS 0 while the broker is away: the messages are lost; counted as dropped.
+                state.withLock { $0.dropped += batch.count }
+                logger.debug("mqtt.publish.failed", metadata: ["count": "\(batch.count)", "error": "\(error)"])
             }
-            counters.withLock { $0.published += 1 }
+            state.withLock { $0.inFlight = 0 }
+        }
+    }
+
+    /// Everything queued, or nil once finished and empty.
+    private func nextBatch() async -> [MQTTMessage]? {
+        while true {
+            enum Next { case batch([MQTTMessage]), finished, wait }
+            let next: Next = state.withLock { state in
+                if !state.queue.isEmpty {
+                    let batch = Array(state.queue)
+                    state.queue.removeAll(keepingCapacity: true)
+                    state.inFlight = batch.count
+                    return .batch(batch)
+                }
+                return state.finished ? .finished : .wait
+            }
+            switch next {
+            case .batch(let batch): return batch
+            case .finished: return nil
+            case .wait:
+                await withCheckedContinuation { continuation in
+                    let resumeNow = state.withLock { state in
+                        if !state.queue.isEmpty || state.finished { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            }
         }
     }
 
@@ -46,11 +88,17 @@ final class Outbox: Sendable {
     func drain(timeout: Duration) async {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let (queued, published) = counters.withLock { ($0.queued, $0.published) }
-            if published >= queued { return }
+            if state.withLock({ $0.queue.isEmpty && $0.inFlight == 0 }) { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    func finish() { continuation.finish() }
+    func finish() {
+        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
 }
