@@ -46,6 +46,7 @@ class CentralLink:
         self.drainer: asyncio.Task | None = None
         self.wake = asyncio.Event()
         self.closed = False
+        self.device_iface: Any = None  # the Device1 bluetoothd shows for this central
 
     def has_room(self) -> bool:
         return self.rate <= 0 or len(self.buffer) < self.capacity
@@ -141,6 +142,40 @@ class CentralLink:
         self.buffer.clear()
 
 
+class CentralDevice1(Interface):
+    """The Device1 object bluetoothd creates for a central that connected to us (LE, temporary).
+
+    Not faithful: bluetoothd keeps a temporary device about 30 s after the disconnect; here the
+    object goes away with the link.
+    """
+
+    name = "org.bluez.Device1"
+
+    def __init__(self, central: "RemoteCentral", link: CentralLink) -> None:
+        self.central = central
+        self.link = link
+        self.connected = True
+
+    def get_properties(self) -> dict[str, Variant]:
+        link = self.link
+        props = {
+            "Address": Variant("s", link.address), "AddressType": Variant("s", "random"),
+            "Alias": Variant("s", link.address.replace(":", "-")), "Paired": Variant("b", False),
+            "Trusted": Variant("b", link.trusted), "Blocked": Variant("b", False),
+            "LegacyPairing": Variant("b", False), "Connected": Variant("b", self.connected),
+            "UUIDs": Variant("as", []), "Adapter": Variant("o", f"/org/bluez/{link.adapter}"),
+            "ServicesResolved": Variant("b", False),
+        }
+        if self.central.sim.version_tuple >= (5, 65):
+            props["Bonded"] = Variant("b", False)
+        return props
+
+    @method("", "")
+    def Disconnect(self, msg: Message) -> None:
+        """The local side may drop a central's link, as with any connected device."""
+        self.central.drop(self.link)
+
+
 class RemoteCentral:
     def __init__(self, sim: Any, gatt: Any, advertising: Any) -> None:
         self.sim = sim
@@ -149,6 +184,14 @@ class RemoteCentral:
         self.links: dict[str, CentralLink] = {}
         self.signal_received = False
         self.iface = CentralControl(self)
+        advertising.add_listener(self._power_check)  # told after every adapter power change
+
+    def _power_check(self) -> None:
+        """Powering an adapter off drops every link of the centrals connected to it."""
+        for link in list(self.links.values()):
+            adapter = self.sim.adapters.get(link.adapter)
+            if adapter is None or not adapter.powered:
+                self.drop(link)
 
     def install_control(self) -> None:
         self.sim.export_control(CENTRAL_PATH, self.iface)
@@ -161,6 +204,24 @@ class RemoteCentral:
             if link in self.gatt.io.links:
                 self.gatt.io.links.remove(link)
         self.links.clear()
+
+    def attach_device(self, link: CentralLink) -> None:
+        """Exports the central's Device1 unless a device object already has that path."""
+        if self.sim.interface(link.device_path, CentralDevice1.name) is None:
+            link.device_iface = CentralDevice1(self, link)
+            self.sim.export(link.device_path, link.device_iface)
+
+    def drop(self, link: CentralLink) -> None:
+        """The link ends: CCCs cleared, then Connected=false and the object removed."""
+        self.links.pop(link.address, None)
+        self.gatt.io.link_closed(link)
+        link.close()
+        iface = link.device_iface
+        if iface is not None and self.sim.interface(link.device_path, CentralDevice1.name) is iface:
+            iface.connected = False
+            iface.properties_changed({"Connected": Variant("b", False)})
+            self.sim.unexport(link.device_path, CentralDevice1.name)
+        link.device_iface = None
 
     def emit_received(self, address: str, uuid: str, value: bytes) -> None:
         bus = self.sim.control_bus
@@ -218,16 +279,14 @@ class CentralControl(Interface):
                       int(options.get("buffer", Variant("u", DEFAULT_LINK_BUFFER)).value))
         c.links[link.address] = link
         c.gatt.io.links.append(link)
+        c.attach_device(link)
         c.sim.counters["central.connections"] += 1
         return link.device_path
 
     @method("s", "")
     def Disconnect(self, msg: Message, address: str) -> None:
         c = self.central
-        link = c.link(address)
-        del c.links[link.address]
-        c.gatt.io.link_closed(link)
-        link.close()
+        c.drop(c.link(address))
 
     @method("ssq", "yay")
     async def ReadValue(self, msg: Message, address: str, uuid: str, offset: int):

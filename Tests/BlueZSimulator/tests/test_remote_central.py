@@ -292,3 +292,26 @@ def test_received_signal_and_unknown_targets():
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
+
+
+def test_connected_central_has_a_device_object_and_power_off_drops_it():
+    async def scenario():
+        async with simulator() as address:
+            app, bus, ctl, c = await setup(address)
+            from sim_process import CONTROL, bluez, call
+            path = f"/org/bluez/hci0/dev_{PHONE.replace(':', '_')}"
+            (objs,) = await call(ctl, bluez("/", "org.freedesktop.DBus.ObjectManager"), "GetManagedObjects")
+            assert objs[path]["org.bluez.Device1"]["Connected"].value is True
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, "2a37", 1]) == [0]
+            await wait_for(lambda: c["notify"].start_notify_calls == 1, what="StartNotify")
+            await call(bus, bluez(path, "org.bluez.Device1"), "Disconnect")  # the app drops the central
+            await wait_for(lambda: c["notify"].stop_notify_calls == 1, what="StopNotify after Device1.Disconnect")
+            (objs,) = await call(ctl, bluez("/", "org.freedesktop.DBus.ObjectManager"), "GetManagedObjects")
+            assert path not in objs
+            await central(ctl, "Connect", "sa{sv}", [PHONE, {}])
+            await call(ctl, CONTROL, "SetPowered", "sb", ["hci0", False])
+            with pytest.raises(CallFailed):
+                await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 0])
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
