@@ -13,7 +13,7 @@ from dbus_fast import Message, MessageType, Variant
 
 from . import dbus_send_fix, errors
 from .interface import Interface, method
-from .server_app import (GATT_CHRC, GATT_DESC, GATT_SERVICE, AppCallError, ServerApp, ServerCharacteristic,
+from .server_app import (GATT_CHRC, GATT_SERVICE, AppCallError, ServerApp, ServerCharacteristic,
                          call_app, normalize_uuid)
 from .server_io import ServerIO
 
