@@ -72,6 +72,7 @@ class Advertisement:
         self.timeout_task: asyncio.Task | None = None
         self.adv_bytes = b""
         self.scan_rsp_bytes = b""
+        self.match_rule: str | None = None
         self.gone = asyncio.Event()  # set when bluetoothd forgets this advertisement
 
     # ----- parsing (the parsers[] table, in its order) -----------------------------------------

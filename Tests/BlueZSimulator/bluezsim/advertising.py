@@ -21,7 +21,7 @@ from . import errors
 from .advert_data import (ADVERTISEMENT, MAX_ADV_LEN, PROPERTIES, SUPPORTED_INCLUDES, SUPPORTED_INSTANCES,
                           Advertisement)
 from .interface import Interface, method
-from .server_app import AppCallError, call_app, send_app_noreply
+from .server_app import AppCallError, call_app, remove_match, send_app_noreply
 
 log = logging.getLogger("bluezsim.advertising")
 
@@ -109,8 +109,10 @@ class AdvertisingManager:
         advert = Advertisement(owner, path, adapter, instance)
         self.adverts.append(advert)
         try:
-            await self.sim._add_match(f"type='signal',sender='{owner}',path='{path}',"
-                                      f"interface='{PROPERTIES}',member='PropertiesChanged'")
+            rule = (f"type='signal',sender='{owner}',path='{path}',"
+                    f"interface='{PROPERTIES}',member='PropertiesChanged'")
+            await self.sim._add_match(rule)
+            advert.match_rule = rule
             try:
                 reply = await call_app(self.sim.bus, owner, path, PROPERTIES, "GetAll", "s", [ADVERTISEMENT])
             except AppCallError as e:
@@ -123,8 +125,7 @@ class AdvertisingManager:
                 raise errors.failed("Failed to complete registration")
             advert.parse_all(reply.body[0])
         except BaseException:
-            if advert in self.adverts:
-                self.adverts.remove(advert)
+            self._drop(advert, release=False)
             raise
         advert.registered = True
         if advert.timeout:
@@ -150,6 +151,9 @@ class AdvertisingManager:
             return
         self.adverts.remove(advert)
         advert.gone.set()
+        if advert.match_rule is not None:
+            remove_match(self.sim.bus, advert.match_rule)
+            advert.match_rule = None
         if advert.timeout_task is not None:
             advert.timeout_task.cancel()
             advert.timeout_task = None

@@ -128,6 +128,13 @@ def send_app_noreply(bus: Any, owner: str, path: str, interface: str, member: st
                      flags=MessageFlag.NO_REPLY_EXPECTED))
 
 
+def remove_match(bus: Any, rule: str) -> None:
+    """Drops a signal match added for an app (dbus-daemon counts each AddMatch separately)."""
+    if bus is not None and bus.connected:
+        bus.send(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                         interface="org.freedesktop.DBus", member="RemoveMatch", signature="s", body=[rule]))
+
+
 class ServerDescriptor:
     def __init__(self, path: str, props: dict[str, Variant], characteristic: "ServerCharacteristic") -> None:
         self.path = path
@@ -202,6 +209,7 @@ class ServerApp:
         self.services: list[ServerService] = []
         self.characteristics: dict[str, ServerCharacteristic] = {}
         self.registered = False
+        self.match_rule: str | None = None  # the signal match bluetoothd's client added for this app
 
     def describe(self) -> dict:
         """A JSON-friendly view for the control interface."""
