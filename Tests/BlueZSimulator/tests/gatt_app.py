@@ -43,6 +43,7 @@ class Char:
         self.start_notify_calls = 0
         self.stop_notify_calls = 0
         self.acquire_notify_calls: list[dict] = []
+        self.acquire_notify_error: tuple[str, str] | None = None
         self.notify_sock: socket.socket | None = None
         self.write_sock: socket.socket | None = None
         self.eagain = 0
@@ -220,6 +221,8 @@ class GattApp:
             return Message.new_method_return(msg)
         if member == "AcquireNotify":
             c.acquire_notify_calls.append(_plain(msg.body[0]))
+            if c.acquire_notify_error:
+                raise DBusError(*c.acquire_notify_error)
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_NONBLOCK)
             c.notify_sock = mine
             reply = Message.new_method_return(msg, "hq", [0, _plain(msg.body[0]).get("mtu", 23)],

@@ -313,3 +313,25 @@ def test_connected_central_has_a_device_object_and_power_off_drops_it():
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
+
+
+@pytest.mark.parametrize("error,falls_back", [("org.bluez.Error.NotSupported", True),
+                                              ("org.bluez.Error.Failed", False)])
+def test_acquire_notify_failure_falls_back_to_start_notify_except_for_failed(error, falls_back):
+    async def scenario():
+        async with simulator() as address:
+            app, bus, ctl, c = await setup(address)
+            chrc = c["acquired"]
+            chrc.acquire_notify_error = (error, "no socket today")
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
+            await wait_for(lambda: chrc.acquire_notify_calls, what="AcquireNotify")
+            if falls_back:
+                await wait_for(lambda: chrc.start_notify_calls == 1, what="the StartNotify fallback")
+            else:
+                async def gave_up():
+                    return (await counters(ctl)).get("server.acquire_notify_failed") == 1
+                await wait_for(gave_up, what="bluetoothd to give up on AcquireNotify")
+                assert chrc.start_notify_calls == 0
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
