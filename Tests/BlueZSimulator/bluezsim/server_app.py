@@ -164,7 +164,7 @@ class ServerCharacteristic:
         self.authorize = "authorize" in flags
         # Per-characteristic notification state shared by all connected centrals (ntfy_cnt, notify_io).
         self.notify_count = 0
-        self.notify_reader: Any = None
+        self.notify_readers: dict[Any, Any] = {}  # AcquireNotify sockets: per link (5.69+) or {None: one}
         self.write_socket: Any = None  # bluetoothd's end of an AcquireWrite socket
 
     @property
@@ -176,9 +176,9 @@ class ServerCharacteristic:
 
     def release_sockets(self) -> None:
         """The app is gone: close bluetoothd's ends of its Acquire* sockets."""
-        if self.notify_reader is not None:
-            self.notify_reader.close()
-            self.notify_reader = None
+        for reader in self.notify_readers.values():
+            reader.close()
+        self.notify_readers.clear()
         if self.write_socket is not None:
             self.write_socket.close()
             self.write_socket = None

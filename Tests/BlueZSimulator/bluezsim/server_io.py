@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 from typing import Any
 
@@ -214,14 +215,14 @@ class ServerIO:
         if value == 0:
             if previous:
                 del link.ccc[chrc]
-                self._unsubscribed(chrc)
+                self._unsubscribed(chrc, link)
             return 0
         if value > 2 or (value == 1 and not chrc.has(PROP_NOTIFY)) or (value == 2 and not chrc.has(PROP_INDICATE)):
             return ATT_CCC_IMPROPERLY_CONFIGURED
         link.ccc[chrc] = value
         if previous:
             return 0  # only the mode changed; the app already notifies
-        if chrc.notify_reader is not None:
+        if self.reader_key(link) in chrc.notify_readers:
             chrc.notify_count += 1
             return 0
         if chrc.exposes_notify_acquired:
@@ -230,6 +231,10 @@ class ServerIO:
             return 0
         self._start_notify(chrc)
         return 0
+
+    def reader_key(self, link: Any) -> Any:
+        """5.69+ keeps one AcquireNotify socket per connected device; 5.66 one per characteristic."""
+        return link if self.sim.version_tuple >= (5, 69) else None
 
     def _start_notify(self, chrc: ServerCharacteristic) -> None:
         self.sim.bus.send(Message(destination=chrc.app.owner, path=chrc.path, interface=GATT_CHRC,
@@ -252,23 +257,30 @@ class ServerIO:
             self._start_notify(chrc)
             return
         fd = reply.unix_fds[reply.body[0]]
-        if chrc.notify_reader is not None or not chrc.app.registered:
-            import os
-            os.close(fd)  # a concurrent enable won the race, or the app went away meanwhile
-            chrc.notify_count += 1
+        key = self.reader_key(link)
+        if key in chrc.notify_readers or not chrc.app.registered or link.ccc.get(chrc) is None:
+            os.close(fd)  # a concurrent enable won the race, or the app or the link went away meanwhile
+            if chrc.app.registered and link.ccc.get(chrc) is not None:
+                chrc.notify_count += 1
             return
-        chrc.notify_reader = NotifyReader(self, chrc, fd)
+        chrc.notify_readers[key] = NotifyReader(self, chrc, fd, key)
         chrc.notify_count += 1
 
-    def _unsubscribed(self, chrc: ServerCharacteristic) -> None:
+    def _unsubscribed(self, chrc: ServerCharacteristic, link: Any) -> None:
         if not chrc.notify_count:
             return
+        if self.reader_key(link) is not None:
+            reader = chrc.notify_readers.pop(link, None)
+            if reader is not None:  # 5.69+: that device's socket closes (the app sees HUP)
+                reader.close()
+                chrc.notify_count -= 1
+                return
         chrc.notify_count -= 1
         if chrc.notify_count:
             return
-        if chrc.notify_reader is not None:
-            chrc.notify_reader.close()  # the app sees HUP on its end
-            chrc.notify_reader = None
+        reader = chrc.notify_readers.pop(None, None)
+        if reader is not None:
+            reader.close()  # the app sees HUP on its end
             return
         if chrc.app.registered:
             send_app_noreply(self.sim.bus, chrc.app.owner, chrc.path, GATT_CHRC, "StopNotify")
@@ -277,7 +289,7 @@ class ServerIO:
         """Disconnect of an unbonded central: every CCC it enabled is cleared as if written 0."""
         for chrc in list(link.ccc):
             del link.ccc[chrc]
-            self._unsubscribed(chrc)
+            self._unsubscribed(chrc, link)
         if link in self.links:
             self.links.remove(link)
 
@@ -305,20 +317,22 @@ class ServerIO:
         """A link drained: readers paused because of a full link buffer may read again."""
         for link in self.links:
             for chrc in link.ccc:
-                if chrc.notify_reader is not None:
-                    chrc.notify_reader.resume()
+                for reader in chrc.notify_readers.values():
+                    reader.resume()
 
 
 class NotifyReader:
-    """bluetoothd's end of an app's AcquireNotify socket: one datagram is one notification.
+    """bluetoothd's end of an app's AcquireNotify socket: one datagram is one notification, sent to
+    every subscribed device (also with the per-device sockets of 5.69+, as sock_io_read() does).
 
     Reading stops while a subscribed link's buffer is full, so the app's own non-blocking sends
     meet EAGAIN exactly as they would when the radio cannot keep up.
     """
 
-    def __init__(self, io: ServerIO, chrc: ServerCharacteristic, fd: int) -> None:
+    def __init__(self, io: ServerIO, chrc: ServerCharacteristic, fd: int, key: Any) -> None:
         self.io = io
         self.chrc = chrc
+        self.key = key  # the link (5.69+) or None (5.66: shared by every device)
         self.sock = socket.socket(fileno=fd)
         self.sock.setblocking(False)
         self.loop = asyncio.get_running_loop()
@@ -360,8 +374,8 @@ class NotifyReader:
     def _hangup(self) -> None:
         """sock_hup(): the app closed its end; bluetoothd forgets the io."""
         self.close()
-        if self.chrc.notify_reader is self:
-            self.chrc.notify_reader = None
+        if self.chrc.notify_readers.get(self.key) is self:
+            del self.chrc.notify_readers[self.key]
 
     def close(self) -> None:
         if self.closed:

@@ -45,6 +45,7 @@ class Char:
         self.acquire_notify_calls: list[dict] = []
         self.acquire_notify_error: tuple[str, str] | None = None
         self.notify_sock: socket.socket | None = None
+        self.notify_socks: list[socket.socket] = []  # every socket handed out, oldest first
         self.write_sock: socket.socket | None = None
         self.eagain = 0
 
@@ -225,6 +226,7 @@ class GattApp:
                 raise DBusError(*c.acquire_notify_error)
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_NONBLOCK)
             c.notify_sock = mine
+            c.notify_socks.append(mine)
             reply = Message.new_method_return(msg, "hq", [0, _plain(msg.body[0]).get("mtu", 23)],
                                               unix_fds=[theirs.fileno()])
             self._send_keeping(reply, theirs)

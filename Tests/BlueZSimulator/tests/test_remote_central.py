@@ -335,3 +335,45 @@ def test_acquire_notify_failure_falls_back_to_start_notify_except_for_failed(err
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
+
+
+@pytest.mark.parametrize("version,sockets", [("5.66", 1), ("5.70", 2)])
+def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets):
+    """5.66 acquires one socket for all centrals; 5.69+ one per device (values still go to all)."""
+    async def scenario():
+        async with simulator("--bluez-version", version) as address:
+            app, bus, ctl, c = await setup(address)
+            other = "C0:FF:EE:00:00:02"
+            await central(ctl, "Connect", "sa{sv}", [other, {}])
+            chrc = c["acquired"]
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
+            # Wait for the first socket: 5.66 calls AcquireNotify again for an enable racing its reply.
+            async def acquired():
+                import json
+                (text,) = await central(ctl, "GetApplications")
+                chars = json.loads(text)[0]["services"][0]["characteristics"]
+                return next(ch for ch in chars if ch["uuid"] == NUS_TX)["notifying"]
+            await wait_for(acquired, what="the first AcquireNotify to complete")
+            assert await central(ctl, "WriteCCC", "ssq", [other, NUS_TX, 1]) == [0]
+            await wait_for(lambda: len(chrc.notify_socks) == sockets, what="AcquireNotify calls")
+            await asyncio.sleep(0.2)  # a late duplicate AcquireNotify would show up here
+            assert len(chrc.acquire_notify_calls) == sockets
+            devices = [call_options["device"] for call_options in chrc.acquire_notify_calls]
+            assert devices == [f"/org/bluez/hci0/dev_{p.replace(':', '_')}" for p in (PHONE, other)][:sockets]
+            assert chrc.send_fd(b"\x07")
+            for phone in (PHONE, other):
+                async def arrived(phone=phone):
+                    return (await central(ctl, "GetReceived", "ssu", [phone, NUS_TX, 0]))[0] == [b"\x07"]
+                await wait_for(arrived, what=f"the value at {phone}")
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 0]) == [0]
+            first = chrc.notify_socks[0]
+            first.setblocking(True)
+            first.settimeout(0.5 if sockets == 1 else 10)
+            if sockets == 2:
+                assert first.recv(16) == b""  # that device's socket is closed
+            else:
+                with pytest.raises(TimeoutError):  # still in use for the other central
+                    first.recv(16)
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
