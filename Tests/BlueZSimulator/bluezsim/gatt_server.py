@@ -33,7 +33,7 @@ class GattServer:
 
     def __init__(self, sim: Any) -> None:
         self.sim = sim
-        self.io = ServerIO(sim)
+        self.io = ServerIO(sim, self)
         self.apps: list[ServerApp] = []
         self._by_owner: dict[str, list[ServerApp]] = {}
         self._listeners: list[Any] = []  # callables(app, event) told about (un)registration

@@ -165,7 +165,7 @@ class ServerCharacteristic:
         # Per-characteristic notification state shared by all connected centrals (ntfy_cnt, notify_io).
         self.notify_count = 0
         self.notify_readers: dict[Any, Any] = {}  # AcquireNotify sockets: per link (5.69+) or {None: one}
-        self.write_socket: Any = None  # bluetoothd's end of an AcquireWrite socket
+        self.write_sockets: dict[Any, Any] = {}  # bluetoothd's ends of AcquireWrite sockets, keyed like readers
 
     @property
     def app(self) -> "ServerApp":
@@ -179,9 +179,9 @@ class ServerCharacteristic:
         for reader in self.notify_readers.values():
             reader.close()
         self.notify_readers.clear()
-        if self.write_socket is not None:
-            self.write_socket.close()
-            self.write_socket = None
+        for sock in self.write_sockets.values():
+            sock.close()
+        self.write_sockets.clear()
 
 
 class ServerService:

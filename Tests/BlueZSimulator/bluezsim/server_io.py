@@ -63,8 +63,9 @@ def _needs_security(flags: list[str], kind: str) -> bool:
 class ServerIO:
     """Reads, writes, CCC writes and notification fan-out for one simulated bluetoothd."""
 
-    def __init__(self, sim: Any) -> None:
+    def __init__(self, sim: Any, server: Any) -> None:
         self.sim = sim
+        self.server = server  # the GattServer holding the registered apps
         self.links: list[Any] = []
 
     # ----- options sent to the app (append_options) ------------------------------------------
@@ -180,7 +181,9 @@ class ServerIO:
         return 0
 
     async def _write_acquired(self, link: Any, chrc: ServerCharacteristic, value: bytes) -> int:
-        if chrc.write_socket is None:
+        key = self.reader_key(link)
+        sock = chrc.write_sockets.get(key)
+        if sock is None:
             try:
                 reply = await call_app(self.sim.bus, chrc.app.owner, chrc.path, GATT_CHRC, "AcquireWrite",
                                        "a{sv}", [self.options(link)])
@@ -191,15 +194,19 @@ class ServerIO:
             if fd is None:
                 log.info("Invalid AcquireWrite response from %s", chrc.path)
                 return ATT_UNLIKELY
-            chrc.write_socket = socket.socket(fileno=fd)
-            chrc.write_socket.setblocking(False)
+            sock = chrc.write_sockets.get(key)
+            if sock is None:
+                sock = chrc.write_sockets[key] = socket.socket(fileno=fd)
+                sock.setblocking(False)
+            else:
+                os.close(fd)  # a concurrent write acquired one meanwhile
         try:
-            chrc.write_socket.send(value, socket.MSG_NOSIGNAL)
+            sock.send(value, socket.MSG_NOSIGNAL)
         except OSError as e:
             log.info("Unable to write: %s", e)
             self.sim.counters["server.write_socket_errors"] += 1
-            chrc.write_socket.close()
-            chrc.write_socket = None
+            sock.close()
+            chrc.write_sockets.pop(key, None)
             return ATT_UNLIKELY
         return 0
 
@@ -290,6 +297,12 @@ class ServerIO:
         for chrc in list(link.ccc):
             del link.ccc[chrc]
             self._unsubscribed(chrc, link)
+        if self.reader_key(link) is not None:  # 5.69+: the device's AcquireWrite sockets shut down
+            for app in self.server.apps:
+                for chrc in app.characteristics.values():
+                    sock = chrc.write_sockets.pop(link, None)
+                    if sock is not None:
+                        sock.close()
         if link in self.links:
             self.links.remove(link)
 
