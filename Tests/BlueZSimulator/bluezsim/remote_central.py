@@ -17,7 +17,7 @@ from dbus_fast import Message, Variant
 
 from .control import control_error
 from .interface import Interface, method
-from .server_app import ServerCharacteristic, normalize_uuid
+from .server_app import CCC_UUID, ServerCharacteristic, normalize_uuid
 
 CENTRAL_PATH = "/org/gattway/simulator/central"
 DEFAULT_MTU = 23  # BT_ATT_DEFAULT_LE_MTU: no exchange
@@ -315,12 +315,21 @@ class CentralControl(Interface):
     async def ReadDescriptor(self, msg: Message, address: str, uuid: str, desc_uuid: str, offset: int):
         c = self.central
         link = c.link(address)
+        if normalize_uuid(desc_uuid) == CCC_UUID:  # bluetoothd serves the CCC itself, per device
+            chrc = c.characteristic(link, uuid)
+            if not chrc.ccc_handle:
+                raise control_error(f"characteristic {uuid} has no CCC descriptor")
+            return 0, link.ccc.get(chrc, 0).to_bytes(2, "little")[offset:]
         return await c.gatt.io.read(link, c.descriptor(link, uuid, desc_uuid), offset)
 
     @method("sssay", "y")
     async def WriteDescriptor(self, msg: Message, address: str, uuid: str, desc_uuid: str, value: bytes):
         c = self.central
         link = c.link(address)
+        if normalize_uuid(desc_uuid) == CCC_UUID:
+            if len(value) != 2:
+                return 0x0D  # a CCC value is two octets
+            return await c.gatt.io.write_ccc(link, c.characteristic(link, uuid), int.from_bytes(value, "little"))
         return await c.gatt.io.write(link, c.descriptor(link, uuid, desc_uuid), bytes(value), "request")
 
     @method("ssq", "y")

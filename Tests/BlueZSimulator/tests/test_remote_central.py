@@ -143,7 +143,8 @@ def test_notify_via_start_notify_and_stop_on_disable():
                 return len(got) == 6
             await wait_for(all_received, what="notifications")
             assert got == [b"\x00", b"\x01", b"\x02", b"\x03", b"\x04", b"\x04"]
-            assert await central(ctl, "WriteCCC", "ssq", [PHONE, "2a37", 0]) == [0]
+            assert await central(ctl, "ReadDescriptor", "sssq", [PHONE, "2a37", "2902", 0]) == [0, b"\x01\x00"]
+            assert await central(ctl, "WriteDescriptor", "sssay", [PHONE, "2a37", "2902", b"\x00\x00"]) == [0]
             await wait_for(lambda: c["notify"].stop_notify_calls == 1, what="StopNotify")
             bus.disconnect()
             ctl.disconnect()
