@@ -51,6 +51,8 @@ def test_bleak_reads_writes_and_receives_notifications():
                 assert await client.read_gatt_char(TX) == b"ready"
                 assert await client.read_gatt_char(LONG) == bytes(range(200))
                 await client.write_gatt_char(RX, b"hello", response=True)
+                # With write-without-response in its flags bluetoothd acknowledges before the app has it.
+                await wait_for(lambda: rx.writes, what="the write at the app")
                 assert rx.writes[-1][0] == b"hello"
                 assert rx.writes[-1][1]["device"].startswith("/org/bluez/hci0/dev_")
                 await client.start_notify(TX, on_value)
