@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import socket
 from typing import Any
 
@@ -39,12 +40,9 @@ ERR = "org.bluez.Error."
 def app_error_to_att(name: str, message: str, permission_error: int) -> int:
     """dbus_error_to_att_ecode() of gatt-database.c."""
     if name == ERR + "Failed":
-        try:
-            code = int(message.strip(), 0) if message.strip() else None
-        except ValueError:
-            code = None
+        code = _strtol(message)
         if code is None:
-            return 0x80  # no code in the message: the first application error
+            return 0x80  # the message is not a number: the first application error
         return code if 0x80 <= code <= 0x9F else ATT_UNLIKELY
     return {
         ERR + "NotSupported": ATT_REQUEST_NOT_SUPPORTED,
@@ -54,6 +52,27 @@ def app_error_to_att(name: str, message: str, permission_error: int) -> int:
         ERR + "InProgress": ATT_ALREADY_IN_PROGRESS,
         ERR + "NotPermitted": permission_error,
     }.get(name, ATT_UNLIKELY)
+
+
+_STRTOL_BASE0 = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def _strtol(text: str) -> int | None:
+    """strtol(text, &end, 0) where bluetoothd requires *end == 0: None when text is not all number.
+    An empty message parses as 0 (end points at the terminator), which is then out of range."""
+    if text == "":
+        return 0
+    m = _STRTOL_BASE0.fullmatch(text)
+    if m is None:
+        return None
+    digits = m.group(2)
+    if digits[:2] in ("0x", "0X"):
+        value = int(digits, 16)
+    elif digits.startswith("0"):
+        value = int(digits, 8)  # a leading 0 means octal to strtol
+    else:
+        value = int(digits)
+    return -value if m.group(1) == "-" else value
 
 
 def _needs_security(flags: list[str], kind: str) -> bool:
