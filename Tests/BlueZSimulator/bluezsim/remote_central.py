@@ -236,6 +236,17 @@ class RemoteCentral:
         return link
 
     def characteristic(self, link: CentralLink, uuid: str) -> ServerCharacteristic:
+        """By UUID (the first registered match) or as "handle:0x0012" (the value handle)."""
+        if uuid.startswith("handle:"):
+            try:
+                handle = int(uuid[7:], 0)
+            except ValueError:
+                raise control_error(f"not a handle: {uuid!r}") from None
+            chrc = next((c for a in self.gatt.apps if a.adapter == link.adapter and a.registered
+                         for c in a.characteristics.values() if c.handle == handle), None)
+            if chrc is None:
+                raise control_error(f"no characteristic value handle 0x{handle:04x} on {link.adapter}")
+            return chrc
         if normalize_uuid(uuid) is None:
             raise control_error(f"not a Bluetooth UUID: {uuid!r}")
         chrc = self.gatt.find_characteristic(link.adapter, uuid)

@@ -46,7 +46,10 @@ def test_read_with_offset_options_and_errors():
             app, bus, ctl, c = await setup(address)
             assert await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 0]) == [0, b"0123456789"]
             assert await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 4]) == [0, b"456789"]
+            handle = dict(app.handle_writes)["/app/s/value"]
+            assert await central(ctl, "ReadValue", "ssq", [PHONE, f"handle:{handle:#06x}", 8]) == [0, b"89"]
             first, second = c["value"].reads[:2]
+            assert c["value"].reads[2]["offset"] == 8
             assert first == {"device": f"/org/bluez/hci0/dev_{PHONE.replace(':', '_')}", "link": "LE", "mtu": 23}
             assert second["offset"] == 4 and "type" not in second
             code, _ = await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 11])
