@@ -237,11 +237,19 @@ class Device:
         self.gatt.apply_cache_policy()
         await asyncio.sleep(0)
 
-    async def pair(self) -> None:
+    @property
+    def pairing(self) -> dict:
+        """The peripheral's pairing behaviour (scenario `pairing`), read by the agent side."""
+        return self.peripheral.pairing
+
+    async def pair(self, sender: str | None = None) -> None:
+        from . import agent
+
         if self.paired:
             raise errors.bluez_error("AlreadyExists", "Already Exists")
         if not self.connected:
             await self.connect()
+        await agent.pair(self.sim, self, sender)
         self.paired = True
         changed = {"Paired": Variant("b", True)}
         if self.sim.version_tuple >= (5, 65):
@@ -293,7 +301,7 @@ class Device1(Interface):
 
     @method("", "")
     def Pair(self, msg: Message):
-        return self.device.pair()
+        return self.device.pair(msg.sender)
 
     @method("", "")
     def CancelPairing(self, msg: Message):
