@@ -58,9 +58,11 @@ class Device:
             self.exported = False
 
     def shutdown(self) -> None:
+        """bluetoothd stops: sockets close and per-object client watches go with the objects."""
         if self.connecting is not None:
             self.connecting.cancel()
-        self.gatt.close_sockets()
+        for char in self.gatt.chars:
+            char.forget()
         if self.connected:
             self.peripheral.link_down()
         self.connected = False
@@ -113,7 +115,8 @@ class Device:
         """device_set_*() for one report: signal only what changed (all data again with DuplicateData)."""
         ch: dict[str, Variant] = {}
         name = r.get("name")
-        if name is not None and (r.get("name_complete", True) or self.name is None) and name != self.name:
+        # An empty name AD carries nothing (eir.c stores no name for it).
+        if name and (r.get("name_complete", True) or self.name is None) and name != self.name:
             self.name = name
             ch["Name"] = Variant("s", name)
             if not self.alias:

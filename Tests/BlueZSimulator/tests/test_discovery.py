@@ -287,3 +287,25 @@ def test_remove_device_rules():
             removed = rec.index(lambda m, p, body: m == "InterfacesRemoved" and body[0] == path)
             assert 0 <= connected_false < removed
     run(body())
+
+
+def test_crowd_of_hostile_advertisers_is_served():
+    """1,000 random-address advertisers with hostile data: every one becomes a Device object once a
+    filter admits non-discoverable ones; bad names are truncated as eir.c does, empty data stays `ay`."""
+    async def body():
+        async with simulator("--scenario", scenario("crowd")) as address:
+            bus = await connect(address)
+            rec = await Recorder.attach(bus)
+            await set_filter(bus, {"Transport": v("s", "le")})
+            await start(bus)
+            await rec.wait(lambda m, p, b: sum(1 for s in rec.signals if s[0] == "InterfacesAdded") >= 1000,
+                           timeout=60, what="1000 devices")
+            devices = [i[D1] for p, i in (await objects(bus)).items() if D1 in i]
+            assert len(devices) == 1000
+            assert all(d["AddressType"].value == "random" for d in devices)
+            names = [d["Name"].value for d in devices if "Name" in d]
+            assert "Gat" in names and "X" * 248 in names
+            empty = [d for d in devices if "ManufacturerData" in d
+                     and any(len(x.value) == 0 for x in d["ManufacturerData"].value.values())]
+            assert empty
+    run(body())
