@@ -5,7 +5,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import LOCK, LOCK_CONTROL, LOCK_STATE, Recorder, dev_path
+from conftest import LOCK, LOCK_CONTROL, LOCK_STATE, Recorder, dev_path, scenario
 from sim_process import CONTROL, CallFailed, bluez, call, connect, counters, simulator, v
 
 A1 = "org.bluez.Adapter1"
@@ -170,7 +170,7 @@ def test_att_errors_map_to_bluez_errors(code, name, text):
 
 def test_lock_accepts_commands_and_refuses_jam():
     async def body():
-        async with simulator("--scenario", str(__import__("conftest").scenario("lock"))) as address:
+        async with simulator("--scenario", scenario("lock")) as address:
             bus = await connect(address)
             rec = await Recorder.attach(bus)
             await call(bus, bluez("/org/bluez/hci0", A1), "StartDiscovery")
