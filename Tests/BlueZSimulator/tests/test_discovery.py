@@ -239,14 +239,23 @@ def test_pattern_and_uuid_filters():
         async with simulator("--scenario", scenario("demo")) as address:
             bus = await connect(address)
             rec = await Recorder.attach(bus)
-            await set_filter(bus, {"Pattern": v("s", "d0:0d")})  # address prefix, case-insensitive
+            await set_filter(bus, {"Pattern": v("s", "d0:0d")})  # strncmp: case-sensitive, matches nothing
             await start(bus)
+            await set_filter(bus, {"Pattern": v("s", "D0:0D")})  # address prefix
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(LOCK), what="lock")
             await asyncio.sleep(0.6)
             assert dev_path(POLAR) not in await objects(bus)
-            await set_filter(bus, {"UUIDs": v("as", ["180D"])})
+            await set_filter(bus, {"Pattern": v("s", "Polar")})  # or prefix of the advertised name
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(POLAR), what="polar")
-            assert dev_path(BTHOME) not in await objects(bus)
+            await call(bus, bluez(HCI0, A1), "RemoveDevice", "o", [dev_path(POLAR)])
+            await set_filter(bus, {"UUIDs": v("as", ["180D"])})
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(POLAR)
+                           and "RSSI" in body[1][D1], what="polar with data")
+            # bluetoothd creates the object of a non-matching advertiser but never fills it in.
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(BTHOME), what="bthome")
+            await asyncio.sleep(0.6)
+            bthome = (await objects(bus))[dev_path(BTHOME)][D1]
+            assert "ServiceData" not in bthome and "RSSI" not in bthome and "Name" not in bthome
     run(body())
 
 
@@ -308,4 +317,25 @@ def test_crowd_of_hostile_advertisers_is_served():
             empty = [d for d in devices if "ManufacturerData" in d
                      and any(len(x.value) == 0 for x in d["ManufacturerData"].value.values())]
             assert empty
+    run(body())
+
+
+def test_rssi_filter_is_applied_by_the_kernel_and_pathloss_not_at_all():
+    """5.66: RSSI drops reports only when every session sets it (kernel filter); Pathloss never drops."""
+    async def body():
+        async with simulator() as address:
+            bus = await connect(address)
+            weak, far = "11:22:33:44:55:10", "11:22:33:44:55:11"
+            await call(bus, CONTROL, "AddPeripheral", "s", [json.dumps(
+                {"address": weak, "rssi": -80, "interval_ms": 20, "advert": {"flags": 6}})])
+            await call(bus, CONTROL, "AddPeripheral", "s", [json.dumps(
+                {"address": far, "rssi": -40, "interval_ms": 20, "advert": {"flags": 6, "tx_power": 0}})])
+            rec = await Recorder.attach(bus)
+            await set_filter(bus, {"RSSI": v("n", -50)})
+            await start(bus)
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(far), what="strong")
+            await asyncio.sleep(0.3)
+            assert dev_path(weak) not in await objects(bus)
+            await set_filter(bus, {"Pathloss": v("q", 5)})  # pathloss of both is > 5, still reported
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(weak), what="weak")
     run(body())
