@@ -180,21 +180,25 @@ class Device:
     # ----- connection ------------------------------------------------------------------------
 
     async def connect(self) -> None:
-        if not self.adapter.powered:
-            raise errors.not_ready()
-        if self.connecting is not None:
-            raise errors.in_progress("In Progress")
+        """dev_connect() for LE (5.66 device.c)."""
         if self.connected:
             return
+        self.temporary = False  # btd_device_set_temporary(dev, false) before the attempt
+        if self.connecting is not None:
+            # device_connect_le() returns -EALREADY; dev_connect() replies with strerror().
+            raise errors.failed("Operation already in progress")
+        if not self.adapter.powered:
+            # bt_io_connect() fails at once on a powered-off controller (-EIO).
+            raise errors.failed("Input/output error")
         self.connecting = asyncio.current_task()
         try:
             await self._establish()
         except asyncio.CancelledError:
-            # Disconnect() or power-off cancelled the attempt.
-            raise errors.failed("le-connection-abort-by-local") from None
+            # device_request_disconnect() (Disconnect, RemoveDevice, power-off) answers a pending
+            # Connect with ERR_BREDR_CONN_CANCELED, LE included.
+            raise errors.failed("br-connection-canceled") from None
         finally:
             self.connecting = None
-        self.temporary = False
         # GATT discovery runs after the reply, as in bluetoothd.
         self.sim.spawn(self.gatt.link_up())
 

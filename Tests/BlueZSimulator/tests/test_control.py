@@ -60,7 +60,7 @@ def test_power_off_stops_discovery_and_drops_links():
             assert rec.changes(path, "Connected") == [True, False]
             with pytest.raises(CallFailed) as info:
                 await call(bus, bluez(path, D1), "Connect")
-            assert info.value.name == "org.bluez.Error.NotReady"
+            assert (info.value.name, info.value.text) == ("org.bluez.Error.Failed", "Input/output error")
             await call(bus, CONTROL, "SetPowered", "sb", ["hci0", True])
             assert rec.changes(HCI0, "Powered") == [False, True]
     run(body())
