@@ -257,10 +257,10 @@ class RemoteCharacteristic(Interface):
 
     @method("", "")
     async def StartNotify(self, msg: Message):
-        if not self.can_notify:
-            raise errors.not_supported()
         if self.notify_sock is not None:
             raise errors.not_permitted("Notify acquired")
+        if not self.can_notify:
+            raise errors.not_supported()
         sender = msg.sender
         if sender in self.sessions:
             if not self.sessions[sender]:
