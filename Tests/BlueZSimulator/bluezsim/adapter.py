@@ -122,11 +122,12 @@ class Adapter:
             self.properties_changed({"Powered": Variant("b", False), "PowerState": Variant("s", "off")})
 
     async def remove_device_path(self, path: str) -> None:
-        if not self.powered:
-            raise errors.not_ready()
+        """remove_device(): DoesNotExist is checked before NotReady."""
         dev = next((d for d in self.devices.values() if d.path == path), None)
         if dev is None:
-            raise errors.does_not_exist("Device does not exist")
+            raise errors.does_not_exist()
+        if not self.powered:
+            raise errors.not_ready()
         if dev.connected or dev.connecting:
             await dev.drop_link("org.bluez.Reason.Local", "le-connection-abort-by-local")
         self.remove_device(dev)

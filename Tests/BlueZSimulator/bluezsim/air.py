@@ -9,10 +9,11 @@ StartNotify/AcquireNotify, and the app's notifications reach the hci1 client thr
 peripheral's notify path. So a stock client such as bleak on hci1 talks to an app on hci0.
 
 Limits: the GATT mirror is rebuilt only while nobody is connected (a real device would send
-Service Changed); descriptor values are not forwarded (mirrored descriptors read empty).
+Service Changed); descriptor values are copied when the mirror is built, writes to them stay local.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -137,9 +138,13 @@ class Mirror:
                 entries = []
                 for c in s.characteristics:
                     behaviours[c.uuid] = MirrorBehaviour(self, c)
-                    entries.append({"uuid": c.uuid, "flags": client_flags(c),
-                                    "descriptors": [{"uuid": d.uuid, "flags": _desc_flags(d.flags)}
-                                                    for d in c.descriptors]})
+                    descriptors = []
+                    for d in c.descriptors:
+                        # Descriptor values are copied once (the mirror has no descriptor behaviour).
+                        code, value = await self.io.read(self.link, d, 0, truncate=False)
+                        descriptors.append({"uuid": d.uuid, "flags": _desc_flags(d.flags),
+                                            "value": value if code == 0 else b""})
+                    entries.append({"uuid": c.uuid, "flags": client_flags(c), "descriptors": descriptors})
                 services.append({"uuid": s.uuid, "primary": s.primary, "characteristics": entries})
         spec = {"address": adapters[self.server].address, "connectable": advert.type == "peripheral",
                 "advert": advert_spec(advert), "gatt": services, "mtu": MIRROR_MTU, "behaviours": behaviours}
@@ -223,6 +228,7 @@ class Air:
         self.advertising = advertising
         self.mirrors = [Mirror(self, server, central) for server, central in PAIRS]
         self.pending = False
+        self.lock = asyncio.Lock()  # one rebuild at a time: a rebuild awaits the apps
         gatt.add_listener(lambda _app, _event: self.schedule())
         advertising.add_listener(self.schedule)
 
@@ -237,9 +243,10 @@ class Air:
         self.sim.spawn(self._update())
 
     async def _update(self) -> None:
-        self.pending = False
-        for mirror in self.mirrors:
-            await mirror.update()
+        async with self.lock:
+            self.pending = False
+            for mirror in self.mirrors:
+                await mirror.update()
 
     def reset(self) -> None:
         for mirror in self.mirrors:

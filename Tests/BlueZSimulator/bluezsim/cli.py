@@ -42,6 +42,7 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 """
 
 DAEMON_START_TIMEOUT = 10.0
+SHUTDOWN_TIMEOUT = 5.0
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -58,6 +59,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _die_with_parent() -> None:
+    """In the child: the private bus must not outlive the simulator, even if it is SIGKILLed."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
 def start_dbus_daemon(workdir: str) -> tuple[subprocess.Popen, str]:
     """Starts dbus-daemon with a system-bus-like config on a private socket; returns (process, address)."""
     exe = shutil.which("dbus-daemon")
@@ -68,7 +81,7 @@ def start_dbus_daemon(workdir: str) -> tuple[subprocess.Popen, str]:
     with open(config, "w") as f:
         f.write(BUS_CONFIG.format(socket=socket_path))
     proc = subprocess.Popen([exe, "--config-file", config, "--nofork", "--nopidfile", "--print-address=1"],
-                            stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
+                            stdout=subprocess.PIPE, stderr=sys.stderr, text=True, preexec_fn=_die_with_parent)
     assert proc.stdout is not None
     # dbus-daemon prints its address once it listens; guard the read against a daemon that dies instead.
     address = ""
@@ -110,7 +123,10 @@ async def run(args: argparse.Namespace) -> int:
         sys.stdout.write(f"DBUS_SYSTEM_BUS_ADDRESS={address}\n")
         sys.stdout.flush()
         await stop.wait()
-        await sim.stop()
+        try:
+            await asyncio.wait_for(sim.stop(), SHUTDOWN_TIMEOUT)
+        except asyncio.TimeoutError:
+            log.error("shutdown did not finish within %ss; exiting anyway", SHUTDOWN_TIMEOUT)
         return 0
     finally:
         if daemon is not None:
@@ -126,4 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="bluez-sim %(levelname)s %(name)s: %(message)s")
-    return asyncio.run(run(args))
+    code = asyncio.run(run(args))
+    sys.stdout.flush()
+    # Leftover background tasks were cancelled by asyncio.run; skip interpreter teardown of extension
+    # threads so a stuck client connection can never keep the process alive.
+    os._exit(code)

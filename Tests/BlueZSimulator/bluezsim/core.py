@@ -13,11 +13,12 @@ import inspect
 import logging
 from typing import Any, Callable, Iterable
 
-from dbus_fast import BusType, DBusError, Message, MessageType, Variant
+from dbus_fast import DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from . import errors
 from .interface import Interface, Reply
+from .object_calls import introspect, properties_call
 
 log = logging.getLogger("bluezsim")
 
@@ -382,40 +383,15 @@ class Simulator:
                 out[path] = props
         return out
 
-    def _properties(self, objects, msg: Message) -> Message:
-        ifaces = objects.get(msg.path, {})
-        if msg.member == "GetAll" and msg.signature == "s":
-            iface = ifaces.get(msg.body[0])
-            return Message.new_method_return(msg, "a{sv}", [iface.get_properties() if iface else {}])
-        if msg.member == "Get" and msg.signature == "ss":
-            iface = ifaces.get(msg.body[0])
-            props = iface.get_properties() if iface else {}
-            if msg.body[1] not in props:
-                raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "No such property '%s'" % msg.body[1])
-            return Message.new_method_return(msg, "v", [props[msg.body[1]]])
-        if msg.member == "Set" and msg.signature == "ssv":
-            iface = ifaces.get(msg.body[0])
-            if iface is None:
-                raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", "No such interface")
-            result = iface.set_property(msg, msg.body[1], msg.body[2])
-            if inspect.iscoroutine(result):
-                self.spawn(self._finish(self.bus, msg, ("ssv", "", None), result))
-                return True
-            return Message.new_method_return(msg)
-        raise DBusError("org.freedesktop.DBus.Error.UnknownMethod", f"Properties.{msg.member}")
+    def _properties(self, objects, msg: Message) -> Any:
+        result = properties_call(objects, msg)
+        if inspect.iscoroutine(result):  # an asynchronous property write, e.g. Adapter1.Powered
+            self.spawn(self._finish(self.bus, msg, ("ssv", "", None), result))
+            return True
+        return result
 
     def _introspect(self, objects, path: str) -> str:
-        parts = ['<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
-                 ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n<node>']
-        parts.append('<interface name="org.freedesktop.DBus.Introspectable">'
-                     '<method name="Introspect"><arg name="xml" type="s" direction="out"/></method></interface>')
-        for iface in objects.get(path, {}).values():
-            parts.append(iface.introspect_xml())
-        prefix = path.rstrip("/") + "/"
-        children = sorted({p[len(prefix):].split("/")[0] for p in objects if p.startswith(prefix) and p != path})
-        parts.extend(f'<node name="{c}"/>' for c in children)
-        parts.append("</node>")
-        return "".join(parts)
+        return introspect(objects, path)
 
 
 class _RootObjectManager(Interface):

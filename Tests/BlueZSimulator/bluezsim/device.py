@@ -58,9 +58,11 @@ class Device:
             self.exported = False
 
     def shutdown(self) -> None:
+        """bluetoothd stops: sockets close and per-object client watches go with the objects."""
         if self.connecting is not None:
             self.connecting.cancel()
-        self.gatt.close_sockets()
+        for char in self.gatt.chars:
+            char.forget()
         if self.connected:
             self.peripheral.link_down()
         self.connected = False
@@ -113,7 +115,8 @@ class Device:
         """device_set_*() for one report: signal only what changed (all data again with DuplicateData)."""
         ch: dict[str, Variant] = {}
         name = r.get("name")
-        if name is not None and (r.get("name_complete", True) or self.name is None) and name != self.name:
+        # An empty name AD carries nothing (eir.c stores no name for it).
+        if name and (r.get("name_complete", True) or self.name is None) and name != self.name:
             self.name = name
             ch["Name"] = Variant("s", name)
             if not self.alias:
@@ -177,21 +180,25 @@ class Device:
     # ----- connection ------------------------------------------------------------------------
 
     async def connect(self) -> None:
-        if not self.adapter.powered:
-            raise errors.not_ready()
-        if self.connecting is not None:
-            raise errors.in_progress("In Progress")
+        """dev_connect() for LE (5.66 device.c)."""
         if self.connected:
             return
+        self.temporary = False  # btd_device_set_temporary(dev, false) before the attempt
+        if self.connecting is not None:
+            # device_connect_le() returns -EALREADY; dev_connect() replies with strerror().
+            raise errors.failed("Operation already in progress")
+        if not self.adapter.powered:
+            # bt_io_connect() fails at once on a powered-off controller (-EIO).
+            raise errors.failed("Input/output error")
         self.connecting = asyncio.current_task()
         try:
             await self._establish()
         except asyncio.CancelledError:
-            # Disconnect() or power-off cancelled the attempt.
-            raise errors.failed("le-connection-abort-by-local") from None
+            # device_request_disconnect() (Disconnect, RemoveDevice, power-off) answers a pending
+            # Connect with ERR_BREDR_CONN_CANCELED, LE included.
+            raise errors.failed("br-connection-canceled") from None
         finally:
             self.connecting = None
-        self.temporary = False
         # GATT discovery runs after the reply, as in bluetoothd.
         self.sim.spawn(self.gatt.link_up())
 
@@ -237,11 +244,19 @@ class Device:
         self.gatt.apply_cache_policy()
         await asyncio.sleep(0)
 
-    async def pair(self) -> None:
+    @property
+    def pairing(self) -> dict:
+        """The peripheral's pairing behaviour (scenario `pairing`), read by the agent side."""
+        return self.peripheral.pairing
+
+    async def pair(self, sender: str | None = None) -> None:
+        from . import agent
+
         if self.paired:
             raise errors.bluez_error("AlreadyExists", "Already Exists")
         if not self.connected:
             await self.connect()
+        await agent.pair(self.sim, self, sender)
         self.paired = True
         changed = {"Paired": Variant("b", True)}
         if self.sim.version_tuple >= (5, 65):
@@ -293,7 +308,7 @@ class Device1(Interface):
 
     @method("", "")
     def Pair(self, msg: Message):
-        return self.device.pair()
+        return self.device.pair(msg.sender)
 
     @method("", "")
     def CancelPairing(self, msg: Message):

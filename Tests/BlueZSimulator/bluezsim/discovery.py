@@ -35,33 +35,24 @@ class DiscoveryFilter:
         self.transport = "auto"
         self.duplicate = False
         self.discoverable = False
-        self.pattern = ""
+        self.pattern: str | None = None  # set (even to "") only when the client gave one
 
     def is_default(self) -> bool:
         """adapter.c drops a filter equal to the defaults: the client is then unfiltered."""
         return (not self.uuids and self.rssi is None and self.pathloss is None and self.transport == "auto"
-                and not self.duplicate and not self.discoverable and not self.pattern)
+                and not self.duplicate and not self.discoverable and self.pattern is None)
 
-    def matches(self, p: "VirtualPeripheral", report: dict, rssi: int, discoverable: bool) -> bool:
-        if self.transport == "bredr":
-            return False  # every virtual peripheral is LE-only
-        if self.discoverable and not discoverable:
+    def matches(self, report: dict, rssi: int) -> bool:
+        """is_filter_match() for this client (5.66): advertised service UUIDs, then "proximity".
+
+        bluetoothd's proximity test passes whenever Pathloss is unset, so an RSSI filter never drops
+        a report here (the kernel filter does, see Discovery._kernel_rssi) and Pathloss never drops
+        one at all. Clients must re-check what they receive."""
+        if self.uuids and not (set(report["uuids"]) & self.uuids):
             return False
-        if self.uuids:
-            advertised = set(report["uuids"]) | set(report["service_data"])
-            if not advertised & self.uuids:
-                return False
-        if self.rssi is not None and rssi < self.rssi:
-            return False
-        if self.pathloss is not None:
-            tx = report.get("tx_power")
-            if tx is None or tx - rssi > self.pathloss:
-                return False
-        if self.pattern:
-            name = report.get("name") or ""
-            if not (p.address.lower().startswith(self.pattern.lower()) or name.startswith(self.pattern)):
-                return False
-        return True
+        tx = report.get("tx_power")
+        return (self.rssi is None or self.rssi <= rssi or self.pathloss is None
+                or (tx is not None and tx - rssi <= self.pathloss))
 
 
 def parse_filter(props: dict[str, Variant]) -> DiscoveryFilter | None:
@@ -184,13 +175,27 @@ class Discovery:
 
     # ----- the simulated radio -----------------------------------------------------------------
 
-    def _effective(self) -> tuple[bool, list[DiscoveryFilter], bool, bool]:
-        """(unfiltered, filters, duplicate, rssi_filtered) across every client's session."""
-        filters = [f for f in self.sessions.values() if f is not None]
-        unfiltered = any(f is None for f in self.sessions.values())
-        duplicate = any(f.duplicate for f in filters)
-        rssi_filtered = any(f.rssi is not None or f.pathloss is not None for f in filters)
-        return unfiltered, filters, duplicate, rssi_filtered
+    def _kernel_rssi(self) -> int | None:
+        """merge_discovery_filters(): the kernel drops reports below the lowest RSSI only when every
+        session has a filter with RSSI set (and none has Pathloss)."""
+        filters = list(self.sessions.values())
+        if not filters or any(f is None or f.rssi is None or f.pathloss is not None for f in filters):
+            return None
+        return min(f.rssi for f in filters)
+
+    def _device_is_discoverable(self, p: "VirtualPeripheral", report: dict, filtered: bool) -> bool:
+        """device_is_discoverable(): any filter admits non-discoverable adverts; a Pattern filter
+        (case-sensitive prefix of the address string or the advertised name) overrides that."""
+        flags = report["flags"] or 0
+        discoverable = filtered or bool(flags & 0x03)
+        for f in self.sessions.values():
+            if f is None or f.pattern is None:
+                continue
+            discoverable = False
+            name = report.get("name") or ""
+            if f.pattern == "" or p.address.startswith(f.pattern) or (name and name.startswith(f.pattern)):
+                return True
+        return discoverable
 
     async def _scan(self) -> None:
         heap: list[tuple[float, int, Any]] = []
@@ -218,26 +223,35 @@ class Discovery:
             await asyncio.sleep(SCAN_TICK)
 
     def report(self, p: "VirtualPeripheral", report: dict) -> None:
-        """btd_adapter_device_found() for one advertising report."""
+        """btd_adapter_device_found() for one advertising report, in bluetoothd's order."""
         from .device import Device
 
         self.sim.counters["adv_reports"] += 1
+        sessions = self.sessions
+        if not sessions:
+            return
+        # A scan of BR/EDR only (every session filtered to Transport=bredr) hears no LE adverts.
+        if all(f is not None and f.transport == "bredr" for f in sessions.values()):
+            return
         rssi = report["rssi"]
-        discoverable = bool(report["flags"] is not None and report["flags"] & 0x03)
-        unfiltered, filters, duplicate, rssi_filtered = self._effective()
-        matched = unfiltered or any(f.matches(p, report, rssi, discoverable) for f in filters)
+        kernel_rssi = self._kernel_rssi()
+        if kernel_rssi is not None and rssi < kernel_rssi:
+            return
+        filtered = any(f is not None for f in sessions.values())
+        discoverable = self._device_is_discoverable(p, report, filtered)
         dev = self.adapter.devices.get(p.address)
+        created = False
         if dev is None:
-            # Without any client filter, non-discoverable advertisers are ignored (adapter.c).
-            if not discoverable and unfiltered and not filters:
+            if not discoverable:
                 return
-            if not matched:
-                return
+            # The object exists from here on, even if no client's filter matches below.
             dev = Device(self.adapter, p)
             self.adapter.devices[p.address] = dev
-            dev.apply_report(report, duplicate, 0, announce=False)
+            created = True
+        matched = discoverable and (not filtered or any(f is None or f.matches(report, rssi)
+                                                        for f in sessions.values()))
+        if matched:
+            duplicate = any(f is not None and f.duplicate for f in sessions.values())
+            dev.apply_report(report, duplicate, 0 if filtered else RSSI_THRESHOLD, announce=not created)
+        if created:
             dev.export()
-            return
-        if not matched:
-            return
-        dev.apply_report(report, duplicate, 0 if rssi_filtered else RSSI_THRESHOLD, announce=True)

@@ -72,8 +72,12 @@ ATT_INSUFFICIENT_ENCRYPTION = 0x0F
 
 def att_error_to_dbus(code: int) -> DBusError:
     """Client-side mapping, as gatt-client.c's create_gatt_dbus_error()."""
-    if code in (ATT_READ_NOT_PERMITTED, ATT_WRITE_NOT_PERMITTED):
-        return not_permitted()
+    if code == 0:  # the procedure was cancelled, e.g. by the link going down
+        return failed("Operation failed")
+    if code == ATT_READ_NOT_PERMITTED:
+        return not_permitted("Read not permitted")
+    if code == ATT_WRITE_NOT_PERMITTED:
+        return not_permitted("Write not permitted")
     if code in (ATT_INSUFFICIENT_AUTHENTICATION, ATT_INSUFFICIENT_ENCRYPTION,
                 ATT_INSUFFICIENT_ENCRYPTION_KEY_SIZE):
         return not_permitted("Not paired")

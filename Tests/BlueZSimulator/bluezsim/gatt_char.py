@@ -8,7 +8,8 @@ from dbus_fast import DBusError, Message, Variant
 
 from . import errors
 from .acquire import AcquiredSocket
-from .errors import ATT_READ_NOT_PERMITTED, ATT_WRITE_NOT_PERMITTED, AttError, att_error_to_dbus
+from .errors import (ATT_READ_NOT_PERMITTED, ATT_UNLIKELY_ERROR, ATT_WRITE_NOT_PERMITTED, AttError,
+                     att_error_to_dbus)
 from .interface import Interface, Reply, method
 
 if TYPE_CHECKING:
@@ -58,13 +59,14 @@ class RemoteCharacteristic(Interface):
         if self.can_notify:
             p["Notifying"] = Variant("b", self.notifying)
         p["Flags"] = Variant("as", list(self.model.flags))
-        if self.can_notify:
+        if "notify" in self.model.flags:  # not for indicate-only characteristics
             p["NotifyAcquired"] = Variant("b", self.notify_sock is not None)
         if "write-without-response" in self.model.flags:
             p["WriteAcquired"] = Variant("b", self.write_sock is not None)
         if self.client.mtu and self.sim.version_tuple >= (5, 62):
             p["MTU"] = Variant("q", self.client.mtu)
-        p["Handle"] = Variant("q", self.model.value_handle)
+        if self.sim.version_tuple >= (5, 69):
+            p["Handle"] = Variant("q", self.model.value_handle)
         return p
 
     # ----- link events -----------------------------------------------------------------------
@@ -78,7 +80,7 @@ class RemoteCharacteristic(Interface):
         self.model.remote = None
         self.close_sockets()
         if self.read_op is not None and not self.read_op[1].done():
-            self.read_op[1].set_exception(errors.failed("Not connected"))
+            self.read_op[1].set_exception(att_error_to_dbus(0))  # cancelled request: "Operation failed"
         if self.sim.version_tuple >= (5, 62):
             self.properties_changed({}, ["MTU"])
 
@@ -133,14 +135,24 @@ class RemoteCharacteristic(Interface):
     async def _att(self, coro) -> Any:
         """Runs one ATT procedure against the peripheral; AttError becomes BlueZ's D-Bus error."""
         latency = self.model.peripheral.att_latency
-        try:
+        lost = self.client.link_lost
+
+        async def procedure():
             if latency:
                 await asyncio.sleep(latency)  # one request/response round trip on the link
-            return await asyncio.wait_for(coro, OP_TIMEOUT)
+            return await coro
+
+        op = asyncio.ensure_future(procedure())
+        try:
+            waiters = {op} if lost is None else {op, lost}
+            done, _ = await asyncio.wait(waiters, timeout=OP_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+            if op not in done:
+                # Link loss (or no answer): bluetoothd cancels the request, reported as ATT code 0.
+                op.cancel()
+                raise att_error_to_dbus(0)
+            return op.result()
         except AttError as e:
             raise att_error_to_dbus(e.code) from None
-        except asyncio.TimeoutError:
-            raise errors.failed("Operation failed with ATT error: 0x0e") from None
 
     @method("a{sv}", "ay")
     async def ReadValue(self, msg: Message, options: dict):
@@ -159,11 +171,15 @@ class RemoteCharacteristic(Interface):
                 raise att_error_to_dbus(ATT_READ_NOT_PERMITTED)
             data = bytes(await self._att(self.model.behaviour.read(offset)))
             self.sim.counters["reads"] += 1
+            # chrc_read_cb(): the result is stored at `offset` in the cached value (reset first when
+            # offset is 0) and the reply carries the whole stored value.
             old = self.value or b""
+            if offset > len(old):
+                raise att_error_to_dbus(ATT_UNLIKELY_ERROR)
             self.value = data if offset == 0 else old[:offset] + data
             self.properties_changed({"Value": Variant("ay", self.value)})
             if not fut.done():
-                fut.set_result(data)
+                fut.set_result(self.value)
         except DBusError as e:
             if not fut.done():
                 fut.set_exception(e)
@@ -241,10 +257,10 @@ class RemoteCharacteristic(Interface):
 
     @method("", "")
     async def StartNotify(self, msg: Message):
-        if not self.can_notify:
-            raise errors.not_supported()
         if self.notify_sock is not None:
             raise errors.not_permitted("Notify acquired")
+        if not self.can_notify:
+            raise errors.not_supported()
         sender = msg.sender
         if sender in self.sessions:
             if not self.sessions[sender]:
@@ -280,18 +296,19 @@ class RemoteCharacteristic(Interface):
 
     @method("a{sv}", "hq")
     async def AcquireNotify(self, msg: Message, options: dict):
-        if not self.can_notify:
-            raise errors.not_supported()
+        # Checks in characteristic_acquire_notify()'s order.
         self.require_connected()
         if self.notify_sock is not None:
             raise errors.not_permitted("Notify acquired")
         if self.sessions:
             raise errors.in_progress()
+        if "notify" not in self.model.flags:
+            raise errors.not_supported()
         sock = AcquiredSocket("notify", self.sim.counters, self._notify_released)
         self.notify_sock = sock
         await self._write_ccc(True)
+        # Only NotifyAcquired changes: Notifying belongs to StartNotify sessions (register_notify_cb).
         self.properties_changed({"NotifyAcquired": Variant("b", True)})
-        self._set_notifying(True)
         return Reply("hq", [0, self.client.mtu], [sock.their_fd()], on_sent=sock.hand_over_done)
 
     def _notify_released(self) -> None:
@@ -301,11 +318,11 @@ class RemoteCharacteristic(Interface):
 
     @method("a{sv}", "hq")
     async def AcquireWrite(self, msg: Message, options: dict):
-        if "write-without-response" not in self.model.flags:
-            raise errors.not_supported()
         self.require_connected()
         if self.write_sock is not None:
             raise errors.not_permitted("Write acquired")
+        if "write-without-response" not in self.model.flags:
+            raise errors.not_supported()
         sock = AcquiredSocket("write", self.sim.counters, self._write_released, on_datagram=self._command)
         self.write_sock = sock
         self.properties_changed({"WriteAcquired": Variant("b", True)})

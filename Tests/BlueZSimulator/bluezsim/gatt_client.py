@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from dbus_fast import Variant
 
+from . import errors
 from .gatt_char import RemoteCharacteristic
+from .gatt_db import CCC_UUID
 from .interface import Interface, method
 
 if TYPE_CHECKING:
@@ -26,13 +28,15 @@ class RemoteService(Interface):
         self.path = f"{device.path}/service{model.handle:04x}"
 
     def get_properties(self) -> dict[str, Variant]:
-        return {
+        p = {
             "UUID": Variant("s", self.model.uuid),
             "Device": Variant("o", self.device.path),
             "Primary": Variant("b", self.model.primary),
             "Includes": Variant("ao", []),
-            "Handle": Variant("q", self.model.handle),
         }
+        if self.device.sim.version_tuple >= (5, 69):  # Handle on client objects since 5.69
+            p["Handle"] = Variant("q", self.model.handle)
+        return p
 
 
 class RemoteDescriptor(Interface):
@@ -42,30 +46,38 @@ class RemoteDescriptor(Interface):
         self.char = char
         self.model = model
         self.path = f"{char.path}/desc{model.handle:04x}"
-        self.value = b""
+        self.value: bytes | None = None  # absent until read (descriptor_value_exists)
 
     def get_properties(self) -> dict[str, Variant]:
-        return {
+        p = {
             "UUID": Variant("s", self.model.uuid),
             "Characteristic": Variant("o", self.char.path),
-            "Value": Variant("ay", self.value),
-            "Flags": Variant("as", list(self.model.flags)),
-            "Handle": Variant("q", self.model.handle),
         }
+        if self.value is not None:
+            p["Value"] = Variant("ay", self.value)
+        if self.char.sim.version_tuple >= (5, 69):
+            p["Handle"] = Variant("q", self.model.handle)
+        return p
 
     @method("a{sv}", "ay")
     async def ReadValue(self, msg, options):
         self.char.require_connected()
-        await asyncio.sleep(0)
-        self.value = bytes(self.model.value)
+        self.value = await self.char._att(self._read())
         self.properties_changed({"Value": Variant("ay", self.value)})
         return self.value
+
+    async def _read(self) -> bytes:
+        return bytes(self.model.value)
 
     @method("aya{sv}", "")
     async def WriteValue(self, msg, value, options):
         self.char.require_connected()
+        if self.model.uuid == CCC_UUID:  # CCC writes go through StartNotify/StopNotify only
+            raise errors.not_permitted("Write not permitted")
+        await self.char._att(self._write(bytes(value)))
+
+    async def _write(self, value: bytes) -> None:
         self.model.value = bytearray(value)
-        self.value = bytes(value)
 
 
 class GattClient:
@@ -78,11 +90,13 @@ class GattClient:
         self.chars: list[RemoteCharacteristic] = []
         self.descs: list[RemoteDescriptor] = []
         self.mtu = 0  # 0 = no exchange on the current link
+        self.link_lost: asyncio.Future | None = None  # resolved when the current link goes down
 
     async def link_up(self) -> None:
         """After the ATT link is up: MTU exchange, discovery (or cache reuse), then ServicesResolved."""
         dev = self.device
         p = dev.peripheral
+        self.link_lost = asyncio.get_running_loop().create_future()
         await asyncio.sleep(p.discovery_delay / 2)
         if not dev.connected:
             return
@@ -124,6 +138,8 @@ class GattClient:
 
     def link_down(self) -> None:
         self.mtu = 0
+        if self.link_lost is not None and not self.link_lost.done():
+            self.link_lost.set_result(None)
         for char in self.chars:
             char.link_down()
 

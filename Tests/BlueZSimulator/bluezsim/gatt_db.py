@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from .behaviours import MAX_VALUE_LEN, Behaviour, Pattern, _bytes, make_behaviour
+from .behaviours import MAX_VALUE_LEN, Pattern, _bytes, make_behaviour
 from .uuids import normalize_uuid
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from dbus_fast import Message, MessageType, Variant
 
 from . import dbus_send_fix, errors
 from .interface import Interface, method
-from .server_app import (GATT_CHRC, GATT_DESC, GATT_SERVICE, AppCallError, ServerApp, ServerCharacteristic,
-                         call_app, normalize_uuid)
+from .server_app import (GATT_CHRC, GATT_SERVICE, AppCallError, ServerApp, ServerCharacteristic,
+                         call_app, normalize_uuid, remove_match)
 from .server_io import ServerIO
 
 log = logging.getLogger("bluezsim.server")
@@ -33,7 +33,7 @@ class GattServer:
 
     def __init__(self, sim: Any) -> None:
         self.sim = sim
-        self.io = ServerIO(sim)
+        self.io = ServerIO(sim, self)
         self.apps: list[ServerApp] = []
         self._by_owner: dict[str, list[ServerApp]] = {}
         self._listeners: list[Any] = []  # callables(app, event) told about (un)registration
@@ -59,8 +59,9 @@ class GattServer:
         bus = self.sim.bus
         try:
             # GDBusClient watches the app's signals before it asks for the objects.
-            await self.sim._add_match(f"type='signal',sender='{owner}',path_namespace='{path}'"
-                                      if path != "/" else f"type='signal',sender='{owner}'")
+            rule = f"type='signal',sender='{owner}'" + (f",path_namespace='{path}'" if path != "/" else "")
+            await self.sim._add_match(rule)
+            app.match_rule = rule
             try:
                 reply = await call_app(bus, owner, path, OBJECT_MANAGER, "GetManagedObjects")
                 objects = reply.body[0] if reply.signature == "a{oa{sa{sv}}}" else {}
@@ -100,6 +101,9 @@ class GattServer:
             owned.remove(app)
         if not owned:
             self._by_owner.pop(app.owner, None)
+        if app.match_rule is not None:
+            remove_match(self.sim.bus, app.match_rule)
+            app.match_rule = None
         for link in list(self.io.links):
             for chrc in [c for c in link.ccc if c.app is app]:
                 del link.ccc[chrc]

@@ -103,6 +103,7 @@ class VirtualPeripheral:
             self.connect_failures = [connect["fail"]] * int(connect.get("fail_count", 1))
         self.connect_hang = bool(connect.get("hang", False))
         self.att_latency = float(spec.get("att_latency_ms", 0)) / 1000.0
+        self.pairing = dict(spec.get("pairing") or {})  # see agent.pair()
         self.present = True
         self.services: list[ServiceModel] = []
         handle = 1

@@ -7,138 +7,52 @@ configurable rate, which is how a slow radio pushes back on the app.
 """
 from __future__ import annotations
 
-import asyncio
-import collections
 import json
-import time
 from typing import Any
 
 from dbus_fast import Message, Variant
 
+from .central_link import DEFAULT_LINK_BUFFER, CentralLink
 from .control import control_error
 from .interface import Interface, method
-from .server_app import ServerCharacteristic, normalize_uuid
+from .server_app import CCC_UUID, ServerCharacteristic, normalize_uuid
 
 CENTRAL_PATH = "/org/gattway/simulator/central"
 DEFAULT_MTU = 23  # BT_ATT_DEFAULT_LE_MTU: no exchange
-DEFAULT_LINK_BUFFER = 32
-RECEIVED_CAP = 100_000  # per characteristic; older values are dropped (and counted) beyond it
 
 
-class CentralLink:
-    """One connection of the remote central (the `link` of server_io)."""
+class CentralDevice1(Interface):
+    """The Device1 object bluetoothd creates for a central that connected to us (LE, temporary).
 
-    def __init__(self, central: "RemoteCentral", adapter: str, address: str, mtu: int,
-                 encrypted: bool, trusted: bool) -> None:
+    Not faithful: bluetoothd keeps a temporary device about 30 s after the disconnect; here the
+    object goes away with the link.
+    """
+
+    name = "org.bluez.Device1"
+
+    def __init__(self, central: "RemoteCentral", link: CentralLink) -> None:
         self.central = central
-        self.adapter = adapter
-        self.address = address.upper()
-        self.device_path = f"/org/bluez/{adapter}/dev_{self.address.replace(':', '_')}"
-        self.mtu = mtu
-        self.encrypted = encrypted
-        self.trusted = trusted
-        self.ccc: dict[ServerCharacteristic, int] = {}
-        self.rate = 0.0  # notifications per second drained from the link; 0 = as fast as they come
-        self.capacity = DEFAULT_LINK_BUFFER
-        self.buffer: collections.deque = collections.deque()
-        self.received: dict[str, collections.deque] = {}
-        self.stats = collections.Counter()
-        self.drainer: asyncio.Task | None = None
-        self.wake = asyncio.Event()
-        self.closed = False
+        self.link = link
+        self.connected = True
 
-    def has_room(self) -> bool:
-        return self.rate <= 0 or len(self.buffer) < self.capacity
+    def get_properties(self) -> dict[str, Variant]:
+        link = self.link
+        props = {
+            "Address": Variant("s", link.address), "AddressType": Variant("s", "random"),
+            "Alias": Variant("s", link.address.replace(":", "-")), "Paired": Variant("b", False),
+            "Trusted": Variant("b", link.trusted), "Blocked": Variant("b", False),
+            "LegacyPairing": Variant("b", False), "Connected": Variant("b", self.connected),
+            "UUIDs": Variant("as", []), "Adapter": Variant("o", f"/org/bluez/{link.adapter}"),
+            "ServicesResolved": Variant("b", False),
+        }
+        if self.central.sim.version_tuple >= (5, 65):
+            props["Bonded"] = Variant("b", False)
+        return props
 
-    def offer(self, chrc: ServerCharacteristic, value: bytes, indicate: bool) -> bool:
-        if self.closed:
-            return False
-        if self.rate <= 0:
-            self._receive(chrc, value, indicate)
-            return True
-        if len(self.buffer) >= self.capacity:
-            self.stats["link_full_drops"] += 1
-            self.central.sim.counters["central.link_full_drops"] += 1
-            return False
-        self.buffer.append((chrc, value, indicate))
-        self.stats["queued"] += 1
-        self.wake.set()
-        return True
-
-    def _receive(self, chrc: ServerCharacteristic, value: bytes, indicate: bool) -> None:
-        queue = self.received.get(chrc.uuid)
-        if queue is None:
-            queue = self.received[chrc.uuid] = collections.deque()
-        if len(queue) >= RECEIVED_CAP:
-            queue.popleft()
-            self.stats["received_overflow"] += 1
-        queue.append(value)
-        kind = "indications" if indicate else "notifications"
-        self.stats[kind] += 1
-        self.central.sim.counters[f"central.{kind}_received"] += 1
-        if indicate:
-            self.central.gatt.io.confirm(chrc)  # the central's Handle Value Confirmation
-        if self.central.signal_received:
-            self.central.emit_received(self.address, chrc.uuid, value)
-
-    def set_rate(self, rate: float, capacity: int) -> None:
-        self.rate = max(0.0, rate)
-        self.capacity = max(1, capacity)
-        if self.rate > 0 and self.drainer is None:
-            self.drainer = self.central.sim.spawn(self._drain())
-        self.wake.set()
-
-    async def _drain(self) -> None:
-        """Token bucket: at most `rate` values per second leave the buffer."""
-        tokens = 0.0
-        last = time.monotonic()
-        try:
-            while not self.closed:
-                if not self.buffer:
-                    self.wake.clear()
-                    if self.rate <= 0:
-                        break
-                    await self.wake.wait()
-                    last = time.monotonic()
-                    continue
-                if self.rate <= 0:
-                    tokens = float(len(self.buffer))
-                else:
-                    now = time.monotonic()
-                    tokens = min(tokens + (now - last) * self.rate, max(1.0, self.rate / 100))
-                    last = now
-                drained = False
-                while self.buffer and tokens >= 1.0:
-                    chrc, value, indicate = self.buffer.popleft()
-                    tokens -= 1.0
-                    self._receive(chrc, value, indicate)
-                    drained = True
-                if drained:
-                    self.central.gatt.io.resume_readers()
-                if self.buffer and self.rate > 0:
-                    await asyncio.sleep(max(0.001, (1.0 - tokens) / self.rate))
-        finally:
-            self.drainer = None
-            if not self.closed and self.buffer:
-                for chrc, value, indicate in list(self.buffer):
-                    self._receive(chrc, value, indicate)
-                self.buffer.clear()
-                self.central.gatt.io.resume_readers()
-
-    def take(self, uuid: str, limit: int) -> list[bytes]:
-        queue = self.received.get(uuid)
-        out: list[bytes] = []
-        while queue and (limit <= 0 or len(out) < limit):
-            out.append(queue.popleft())
-        return out
-
-    def close(self) -> None:
-        self.closed = True
-        self.wake.set()
-        if self.drainer is not None:
-            self.drainer.cancel()
-            self.drainer = None
-        self.buffer.clear()
+    @method("", "")
+    def Disconnect(self, msg: Message) -> None:
+        """The local side may drop a central's link, as with any connected device."""
+        self.central.drop(self.link)
 
 
 class RemoteCentral:
@@ -149,6 +63,14 @@ class RemoteCentral:
         self.links: dict[str, CentralLink] = {}
         self.signal_received = False
         self.iface = CentralControl(self)
+        advertising.add_listener(self._power_check)  # told after every adapter power change
+
+    def _power_check(self) -> None:
+        """Powering an adapter off drops every link of the centrals connected to it."""
+        for link in list(self.links.values()):
+            adapter = self.sim.adapters.get(link.adapter)
+            if adapter is None or not adapter.powered:
+                self.drop(link)
 
     def install_control(self) -> None:
         self.sim.export_control(CENTRAL_PATH, self.iface)
@@ -161,6 +83,24 @@ class RemoteCentral:
             if link in self.gatt.io.links:
                 self.gatt.io.links.remove(link)
         self.links.clear()
+
+    def attach_device(self, link: CentralLink) -> None:
+        """Exports the central's Device1 unless a device object already has that path."""
+        if self.sim.interface(link.device_path, CentralDevice1.name) is None:
+            link.device_iface = CentralDevice1(self, link)
+            self.sim.export(link.device_path, link.device_iface)
+
+    def drop(self, link: CentralLink) -> None:
+        """The link ends: CCCs cleared, then Connected=false and the object removed."""
+        self.links.pop(link.address, None)
+        self.gatt.io.link_closed(link)
+        link.close()
+        iface = link.device_iface
+        if iface is not None and self.sim.interface(link.device_path, CentralDevice1.name) is iface:
+            iface.connected = False
+            iface.properties_changed({"Connected": Variant("b", False)})
+            self.sim.unexport(link.device_path, CentralDevice1.name)
+        link.device_iface = None
 
     def emit_received(self, address: str, uuid: str, value: bytes) -> None:
         bus = self.sim.control_bus
@@ -175,6 +115,17 @@ class RemoteCentral:
         return link
 
     def characteristic(self, link: CentralLink, uuid: str) -> ServerCharacteristic:
+        """By UUID (the first registered match) or as "handle:0x0012" (the value handle)."""
+        if uuid.startswith("handle:"):
+            try:
+                handle = int(uuid[7:], 0)
+            except ValueError:
+                raise control_error(f"not a handle: {uuid!r}") from None
+            chrc = next((c for a in self.gatt.apps if a.adapter == link.adapter and a.registered
+                         for c in a.characteristics.values() if c.handle == handle), None)
+            if chrc is None:
+                raise control_error(f"no characteristic value handle 0x{handle:04x} on {link.adapter}")
+            return chrc
         if normalize_uuid(uuid) is None:
             raise control_error(f"not a Bluetooth UUID: {uuid!r}")
         chrc = self.gatt.find_characteristic(link.adapter, uuid)
@@ -218,16 +169,14 @@ class CentralControl(Interface):
                       int(options.get("buffer", Variant("u", DEFAULT_LINK_BUFFER)).value))
         c.links[link.address] = link
         c.gatt.io.links.append(link)
+        c.attach_device(link)
         c.sim.counters["central.connections"] += 1
         return link.device_path
 
     @method("s", "")
     def Disconnect(self, msg: Message, address: str) -> None:
         c = self.central
-        link = c.link(address)
-        del c.links[link.address]
-        c.gatt.io.link_closed(link)
-        link.close()
+        c.drop(c.link(address))
 
     @method("ssq", "yay")
     async def ReadValue(self, msg: Message, address: str, uuid: str, offset: int):
@@ -256,12 +205,21 @@ class CentralControl(Interface):
     async def ReadDescriptor(self, msg: Message, address: str, uuid: str, desc_uuid: str, offset: int):
         c = self.central
         link = c.link(address)
+        if normalize_uuid(desc_uuid) == CCC_UUID:  # bluetoothd serves the CCC itself, per device
+            chrc = c.characteristic(link, uuid)
+            if not chrc.ccc_handle:
+                raise control_error(f"characteristic {uuid} has no CCC descriptor")
+            return 0, link.ccc.get(chrc, 0).to_bytes(2, "little")[offset:]
         return await c.gatt.io.read(link, c.descriptor(link, uuid, desc_uuid), offset)
 
     @method("sssay", "y")
     async def WriteDescriptor(self, msg: Message, address: str, uuid: str, desc_uuid: str, value: bytes):
         c = self.central
         link = c.link(address)
+        if normalize_uuid(desc_uuid) == CCC_UUID:
+            if len(value) != 2:
+                return 0x0D  # a CCC value is two octets
+            return await c.gatt.io.write_ccc(link, c.characteristic(link, uuid), int.from_bytes(value, "little"))
         return await c.gatt.io.write(link, c.descriptor(link, uuid, desc_uuid), bytes(value), "request")
 
     @method("ssq", "y")

@@ -128,6 +128,13 @@ def send_app_noreply(bus: Any, owner: str, path: str, interface: str, member: st
                      flags=MessageFlag.NO_REPLY_EXPECTED))
 
 
+def remove_match(bus: Any, rule: str) -> None:
+    """Drops a signal match added for an app (dbus-daemon counts each AddMatch separately)."""
+    if bus is not None and bus.connected:
+        bus.send(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                         interface="org.freedesktop.DBus", member="RemoveMatch", signature="s", body=[rule]))
+
+
 class ServerDescriptor:
     def __init__(self, path: str, props: dict[str, Variant], characteristic: "ServerCharacteristic") -> None:
         self.path = path
@@ -157,8 +164,8 @@ class ServerCharacteristic:
         self.authorize = "authorize" in flags
         # Per-characteristic notification state shared by all connected centrals (ntfy_cnt, notify_io).
         self.notify_count = 0
-        self.notify_reader: Any = None
-        self.write_socket: Any = None  # bluetoothd's end of an AcquireWrite socket
+        self.notify_readers: dict[Any, Any] = {}  # AcquireNotify sockets: per link (5.69+) or {None: one}
+        self.write_sockets: dict[Any, Any] = {}  # bluetoothd's ends of AcquireWrite sockets, keyed like readers
 
     @property
     def app(self) -> "ServerApp":
@@ -169,12 +176,12 @@ class ServerCharacteristic:
 
     def release_sockets(self) -> None:
         """The app is gone: close bluetoothd's ends of its Acquire* sockets."""
-        if self.notify_reader is not None:
-            self.notify_reader.close()
-            self.notify_reader = None
-        if self.write_socket is not None:
-            self.write_socket.close()
-            self.write_socket = None
+        for reader in self.notify_readers.values():
+            reader.close()
+        self.notify_readers.clear()
+        for sock in self.write_sockets.values():
+            sock.close()
+        self.write_sockets.clear()
 
 
 class ServerService:
@@ -202,6 +209,7 @@ class ServerApp:
         self.services: list[ServerService] = []
         self.characteristics: dict[str, ServerCharacteristic] = {}
         self.registered = False
+        self.match_rule: str | None = None  # the signal match bluetoothd's client added for this app
 
     def describe(self) -> dict:
         """A JSON-friendly view for the control interface."""

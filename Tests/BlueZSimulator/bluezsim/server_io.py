@@ -7,13 +7,15 @@ or the mirror that shows an hci0 app to hci1 (air.py). A link provides `address`
 """
 from __future__ import annotations
 
-import asyncio
 import logging
+import os
+import re
 import socket
 from typing import Any
 
 from dbus_fast import Message, Variant
 
+from .notify_reader import NotifyReader
 from .server_app import (GATT_CHRC, GATT_DESC, PROP_INDICATE, PROP_NOTIFY, PROP_READ, PROP_WRITE,
                          PROP_WRITE_WITHOUT_RESP, AppCallError, ServerCharacteristic, ServerDescriptor,
                          call_app, send_app_noreply)
@@ -38,12 +40,9 @@ ERR = "org.bluez.Error."
 def app_error_to_att(name: str, message: str, permission_error: int) -> int:
     """dbus_error_to_att_ecode() of gatt-database.c."""
     if name == ERR + "Failed":
-        try:
-            code = int(message.strip(), 0) if message.strip() else None
-        except ValueError:
-            code = None
+        code = _strtol(message)
         if code is None:
-            return 0x80  # no code in the message: the first application error
+            return 0x80  # the message is not a number: the first application error
         return code if 0x80 <= code <= 0x9F else ATT_UNLIKELY
     return {
         ERR + "NotSupported": ATT_REQUEST_NOT_SUPPORTED,
@@ -55,6 +54,27 @@ def app_error_to_att(name: str, message: str, permission_error: int) -> int:
     }.get(name, ATT_UNLIKELY)
 
 
+_STRTOL_BASE0 = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def _strtol(text: str) -> int | None:
+    """strtol(text, &end, 0) where bluetoothd requires *end == 0: None when text is not all number.
+    An empty message parses as 0 (end points at the terminator), which is then out of range."""
+    if text == "":
+        return 0
+    m = _STRTOL_BASE0.fullmatch(text)
+    if m is None:
+        return None
+    digits = m.group(2)
+    if digits[:2] in ("0x", "0X"):
+        value = int(digits, 16)
+    elif digits.startswith("0"):
+        value = int(digits, 8)  # a leading 0 means octal to strtol
+    else:
+        value = int(digits)
+    return -value if m.group(1) == "-" else value
+
+
 def _needs_security(flags: list[str], kind: str) -> bool:
     return any(f.startswith(SECURITY_FLAGS) and f.endswith(kind) for f in flags)
 
@@ -62,8 +82,9 @@ def _needs_security(flags: list[str], kind: str) -> bool:
 class ServerIO:
     """Reads, writes, CCC writes and notification fan-out for one simulated bluetoothd."""
 
-    def __init__(self, sim: Any) -> None:
+    def __init__(self, sim: Any, server: Any) -> None:
         self.sim = sim
+        self.server = server  # the GattServer holding the registered apps
         self.links: list[Any] = []
 
     # ----- options sent to the app (append_options) ------------------------------------------
@@ -179,7 +200,9 @@ class ServerIO:
         return 0
 
     async def _write_acquired(self, link: Any, chrc: ServerCharacteristic, value: bytes) -> int:
-        if chrc.write_socket is None:
+        key = self.reader_key(link)
+        sock = chrc.write_sockets.get(key)
+        if sock is None:
             try:
                 reply = await call_app(self.sim.bus, chrc.app.owner, chrc.path, GATT_CHRC, "AcquireWrite",
                                        "a{sv}", [self.options(link)])
@@ -190,15 +213,19 @@ class ServerIO:
             if fd is None:
                 log.info("Invalid AcquireWrite response from %s", chrc.path)
                 return ATT_UNLIKELY
-            chrc.write_socket = socket.socket(fileno=fd)
-            chrc.write_socket.setblocking(False)
+            sock = chrc.write_sockets.get(key)
+            if sock is None:
+                sock = chrc.write_sockets[key] = socket.socket(fileno=fd)
+                sock.setblocking(False)
+            else:
+                os.close(fd)  # a concurrent write acquired one meanwhile
         try:
-            chrc.write_socket.send(value, socket.MSG_NOSIGNAL)
+            sock.send(value, socket.MSG_NOSIGNAL)
         except OSError as e:
             log.info("Unable to write: %s", e)
             self.sim.counters["server.write_socket_errors"] += 1
-            chrc.write_socket.close()
-            chrc.write_socket = None
+            sock.close()
+            chrc.write_sockets.pop(key, None)
             return ATT_UNLIKELY
         return 0
 
@@ -214,14 +241,14 @@ class ServerIO:
         if value == 0:
             if previous:
                 del link.ccc[chrc]
-                self._unsubscribed(chrc)
+                self._unsubscribed(chrc, link)
             return 0
         if value > 2 or (value == 1 and not chrc.has(PROP_NOTIFY)) or (value == 2 and not chrc.has(PROP_INDICATE)):
             return ATT_CCC_IMPROPERLY_CONFIGURED
         link.ccc[chrc] = value
         if previous:
             return 0  # only the mode changed; the app already notifies
-        if chrc.notify_reader is not None:
+        if self.reader_key(link) in chrc.notify_readers:
             chrc.notify_count += 1
             return 0
         if chrc.exposes_notify_acquired:
@@ -230,6 +257,10 @@ class ServerIO:
             return 0
         self._start_notify(chrc)
         return 0
+
+    def reader_key(self, link: Any) -> Any:
+        """5.69+ keeps one AcquireNotify socket per connected device; 5.66 one per characteristic."""
+        return link if self.sim.version_tuple >= (5, 69) else None
 
     def _start_notify(self, chrc: ServerCharacteristic) -> None:
         self.sim.bus.send(Message(destination=chrc.app.owner, path=chrc.path, interface=GATT_CHRC,
@@ -252,23 +283,30 @@ class ServerIO:
             self._start_notify(chrc)
             return
         fd = reply.unix_fds[reply.body[0]]
-        if chrc.notify_reader is not None or not chrc.app.registered:
-            import os
-            os.close(fd)  # a concurrent enable won the race, or the app went away meanwhile
-            chrc.notify_count += 1
+        key = self.reader_key(link)
+        if key in chrc.notify_readers or not chrc.app.registered or link.ccc.get(chrc) is None:
+            os.close(fd)  # a concurrent enable won the race, or the app or the link went away meanwhile
+            if chrc.app.registered and link.ccc.get(chrc) is not None:
+                chrc.notify_count += 1
             return
-        chrc.notify_reader = NotifyReader(self, chrc, fd)
+        chrc.notify_readers[key] = NotifyReader(self, chrc, fd, key)
         chrc.notify_count += 1
 
-    def _unsubscribed(self, chrc: ServerCharacteristic) -> None:
+    def _unsubscribed(self, chrc: ServerCharacteristic, link: Any) -> None:
         if not chrc.notify_count:
             return
+        if self.reader_key(link) is not None:
+            reader = chrc.notify_readers.pop(link, None)
+            if reader is not None:  # 5.69+: that device's socket closes (the app sees HUP)
+                reader.close()
+                chrc.notify_count -= 1
+                return
         chrc.notify_count -= 1
         if chrc.notify_count:
             return
-        if chrc.notify_reader is not None:
-            chrc.notify_reader.close()  # the app sees HUP on its end
-            chrc.notify_reader = None
+        reader = chrc.notify_readers.pop(None, None)
+        if reader is not None:
+            reader.close()  # the app sees HUP on its end
             return
         if chrc.app.registered:
             send_app_noreply(self.sim.bus, chrc.app.owner, chrc.path, GATT_CHRC, "StopNotify")
@@ -277,7 +315,13 @@ class ServerIO:
         """Disconnect of an unbonded central: every CCC it enabled is cleared as if written 0."""
         for chrc in list(link.ccc):
             del link.ccc[chrc]
-            self._unsubscribed(chrc)
+            self._unsubscribed(chrc, link)
+        if self.reader_key(link) is not None:  # 5.69+: the device's AcquireWrite sockets shut down
+            for app in self.server.apps:
+                for chrc in app.characteristics.values():
+                    sock = chrc.write_sockets.pop(link, None)
+                    if sock is not None:
+                        sock.close()
         if link in self.links:
             self.links.remove(link)
 
@@ -305,67 +349,5 @@ class ServerIO:
         """A link drained: readers paused because of a full link buffer may read again."""
         for link in self.links:
             for chrc in link.ccc:
-                if chrc.notify_reader is not None:
-                    chrc.notify_reader.resume()
-
-
-class NotifyReader:
-    """bluetoothd's end of an app's AcquireNotify socket: one datagram is one notification.
-
-    Reading stops while a subscribed link's buffer is full, so the app's own non-blocking sends
-    meet EAGAIN exactly as they would when the radio cannot keep up.
-    """
-
-    def __init__(self, io: ServerIO, chrc: ServerCharacteristic, fd: int) -> None:
-        self.io = io
-        self.chrc = chrc
-        self.sock = socket.socket(fileno=fd)
-        self.sock.setblocking(False)
-        self.loop = asyncio.get_running_loop()
-        self.reading = False
-        self.closed = False
-        self.resume()
-
-    def resume(self) -> None:
-        if not self.reading and not self.closed:
-            self.loop.add_reader(self.sock.fileno(), self._readable)
-            self.reading = True
-
-    def pause(self) -> None:
-        if self.reading:
-            self.loop.remove_reader(self.sock.fileno())
-            self.reading = False
-
-    def _readable(self) -> None:
-        io, chrc = self.io, self.chrc
-        counters = io.sim.counters
-        for _ in range(64):  # bounded batch so one busy socket cannot starve the loop
-            if not io.links_have_room(chrc):
-                counters["server.notify_reader_paused"] += 1
-                self.pause()
-                return
-            try:
-                data = self.sock.recv(MAX_VALUE_LEN)
-            except BlockingIOError:
-                return
-            except OSError as e:
-                log.info("notify socket of %s failed: %s", chrc.path, e)
-                data = b""
-            if not data:
-                self._hangup()
-                return
-            counters["server.notify_fd_values"] += 1
-            io.notify(chrc, data)
-
-    def _hangup(self) -> None:
-        """sock_hup(): the app closed its end; bluetoothd forgets the io."""
-        self.close()
-        if self.chrc.notify_reader is self:
-            self.chrc.notify_reader = None
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.pause()
-        self.closed = True
-        self.sock.close()
+                for reader in chrc.notify_readers.values():
+                    reader.resume()

@@ -43,7 +43,9 @@ class Char:
         self.start_notify_calls = 0
         self.stop_notify_calls = 0
         self.acquire_notify_calls: list[dict] = []
+        self.acquire_notify_error: tuple[str, str] | None = None
         self.notify_sock: socket.socket | None = None
+        self.notify_socks: list[socket.socket] = []  # every socket handed out, oldest first
         self.write_sock: socket.socket | None = None
         self.eagain = 0
 
@@ -220,8 +222,11 @@ class GattApp:
             return Message.new_method_return(msg)
         if member == "AcquireNotify":
             c.acquire_notify_calls.append(_plain(msg.body[0]))
+            if c.acquire_notify_error:
+                raise DBusError(*c.acquire_notify_error)
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_NONBLOCK)
             c.notify_sock = mine
+            c.notify_socks.append(mine)
             reply = Message.new_method_return(msg, "hq", [0, _plain(msg.body[0]).get("mtu", 23)],
                                               unix_fds=[theirs.fileno()])
             self._send_keeping(reply, theirs)

@@ -144,3 +144,19 @@ def test_power_off_takes_adverts_off_air_and_restart_releases_them():
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
+
+
+def test_timeout_releases_the_advertisement():
+    async def scenario():
+        async with simulator() as address:
+            bus, ctl = await connect(address), await connect(address)
+            app = GattApp(bus)
+            app.advert("/adv0", peripheral(Timeout=Variant("q", 1), Includes=Variant("as", ["tx-power"])))
+            await register(bus, "/adv0")
+            (advert,) = await on_air(ctl)
+            assert advert["adv_data"].endswith("020a00")  # the TX power AD the kernel appends
+            await wait_for(lambda: app.released == ["/adv0"], what="Release after Timeout")
+            assert await on_air(ctl) == []
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())

@@ -13,6 +13,7 @@ SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
 RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
 TX = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"
 LONG = "00002a24-0000-1000-8000-00805f9b34fb"
+ALARM = "00002a06-0000-1000-8000-00805f9b34fb"
 
 
 def test_bleak_reads_writes_and_receives_notifications():
@@ -27,6 +28,8 @@ def test_bleak_reads_writes_and_receives_notifications():
             rx = app.char(svc, "rx", RX, ["write", "write-without-response"])
             tx = app.char(svc, "tx", TX, ["read", "notify"], value=b"ready")
             app.char(svc, "long", LONG, ["read"], value=bytes(range(200)))
+            alarm = app.char(svc, "alarm", ALARM, ["read", "indicate"])
+            app.desc(alarm, "label", "2901", ["read"], b"alarm state")
             await register_app(bus, "/app")
             app.advert("/adv", {"Type": Variant("s", "peripheral"), "ServiceUUIDs": Variant("as", [SERVICE]),
                                 "LocalName": Variant("s", "gattway-app")})
@@ -51,6 +54,8 @@ def test_bleak_reads_writes_and_receives_notifications():
                 assert await client.read_gatt_char(TX) == b"ready"
                 assert await client.read_gatt_char(LONG) == bytes(range(200))
                 await client.write_gatt_char(RX, b"hello", response=True)
+                # With write-without-response in its flags bluetoothd acknowledges before the app has it.
+                await wait_for(lambda: rx.writes, what="the write at the app")
                 assert rx.writes[-1][0] == b"hello"
                 assert rx.writes[-1][1]["device"].startswith("/org/bluez/hci0/dev_")
                 await client.start_notify(TX, on_value)
@@ -61,5 +66,15 @@ def test_bleak_reads_writes_and_receives_notifications():
                 assert received == [b"1", b"2", b"3"]
                 await client.stop_notify(TX)
                 await wait_for(lambda: tx.stop_notify_calls == 1, what="StopNotify on the app")
+                # An indication crosses the air too, and the app hears the confirmation.
+                indicated = asyncio.Event()
+                await client.start_notify(ALARM, lambda _c, data: indicated.set() if data == b"\x01" else None)
+                await wait_for(lambda: alarm.start_notify_calls == 1, what="StartNotify for the indication")
+                alarm.notify(b"\x01")
+                await asyncio.wait_for(indicated.wait(), 10)
+                await wait_for(lambda: alarm.confirms == 1, what="Confirm at the app")
+                label = next(d for d in client.services.get_characteristic(ALARM).descriptors
+                             if d.uuid.startswith("00002901"))
+                assert await client.read_gatt_descriptor(label.handle) == b"alarm state"
             bus.disconnect()
     asyncio.run(asyncio.wait_for(scenario(), 120))

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import LOCK, Recorder, dev_path, scenario
 from sim_process import CONTROL, CallFailed, bluez, call, connect, counters, simulator, wait_for
-from dbus_fast import Message
+from dbus_fast import Message, Variant
 
 A1 = "org.bluez.Adapter1"
 D1 = "org.bluez.Device1"
@@ -60,7 +60,7 @@ def test_power_off_stops_discovery_and_drops_links():
             assert rec.changes(path, "Connected") == [True, False]
             with pytest.raises(CallFailed) as info:
                 await call(bus, bluez(path, D1), "Connect")
-            assert info.value.name == "org.bluez.Error.NotReady"
+            assert (info.value.name, info.value.text) == ("org.bluez.Error.Failed", "Input/output error")
             await call(bus, CONTROL, "SetPowered", "sb", ["hci0", True])
             assert rec.changes(HCI0, "Powered") == [False, True]
     run(body())
@@ -122,4 +122,20 @@ def test_remove_peripheral_drops_its_link():
             assert rec.changes(path, "Connected") == [True, False]
             (listed,) = await call(bus, CONTROL, "ListPeripherals")
             assert listed == []
+    run(body())
+
+
+def test_powered_property_and_introspection():
+    async def body():
+        async with simulator() as address:
+            bus = await connect(address)
+            rec = await Recorder.attach(bus)
+            props = bluez(HCI0, "org.freedesktop.DBus.Properties")
+            await call(bus, props, "Set", "ssv", [A1, "Powered", Variant("b", False)])
+            assert rec.changes(HCI0, "Powered") == [False]
+            with pytest.raises(CallFailed) as info:
+                await call(bus, props, "Set", "ssv", [A1, "Address", Variant("s", "x")])
+            assert info.value.name == "org.freedesktop.DBus.Error.PropertyReadOnly"
+            (xml,) = await call(bus, bluez(HCI0, "org.freedesktop.DBus.Introspectable"), "Introspect")
+            assert '<method name="StartDiscovery">' in xml and '<property name="Powered" type="b"' in xml
     run(body())

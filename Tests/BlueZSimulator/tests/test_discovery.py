@@ -101,7 +101,8 @@ def test_not_powered_is_not_ready():
             await expect_error(start(bus), "NotReady")
             await expect_error(stop(bus), "NotReady")
             await expect_error(set_filter(bus, {}), "NotReady")
-            await expect_error(call(bus, bluez(HCI0, A1), "RemoveDevice", "o", [dev_path(POLAR)]), "NotReady")
+            # remove_device() looks the device up before checking power.
+            await expect_error(call(bus, bluez(HCI0, A1), "RemoveDevice", "o", [dev_path(POLAR)]), "DoesNotExist")
     run(body())
 
 
@@ -239,14 +240,23 @@ def test_pattern_and_uuid_filters():
         async with simulator("--scenario", scenario("demo")) as address:
             bus = await connect(address)
             rec = await Recorder.attach(bus)
-            await set_filter(bus, {"Pattern": v("s", "d0:0d")})  # address prefix, case-insensitive
+            await set_filter(bus, {"Pattern": v("s", "d0:0d")})  # strncmp: case-sensitive, matches nothing
             await start(bus)
+            await set_filter(bus, {"Pattern": v("s", "D0:0D")})  # address prefix
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(LOCK), what="lock")
             await asyncio.sleep(0.6)
             assert dev_path(POLAR) not in await objects(bus)
-            await set_filter(bus, {"UUIDs": v("as", ["180D"])})
+            await set_filter(bus, {"Pattern": v("s", "Polar")})  # or prefix of the advertised name
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(POLAR), what="polar")
-            assert dev_path(BTHOME) not in await objects(bus)
+            await call(bus, bluez(HCI0, A1), "RemoveDevice", "o", [dev_path(POLAR)])
+            await set_filter(bus, {"UUIDs": v("as", ["180D"])})
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(POLAR)
+                           and "RSSI" in body[1][D1], what="polar with data")
+            # bluetoothd creates the object of a non-matching advertiser but never fills it in.
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(BTHOME), what="bthome")
+            await asyncio.sleep(0.6)
+            bthome = (await objects(bus))[dev_path(BTHOME)][D1]
+            assert "ServiceData" not in bthome and "RSSI" not in bthome and "Name" not in bthome
     run(body())
 
 
@@ -286,4 +296,47 @@ def test_remove_device_rules():
                                         and body[1]["Connected"].value is False)
             removed = rec.index(lambda m, p, body: m == "InterfacesRemoved" and body[0] == path)
             assert 0 <= connected_false < removed
+    run(body())
+
+
+def test_crowd_of_hostile_advertisers_is_served():
+    """1,000 random-address advertisers with hostile data: every one becomes a Device object once a
+    filter admits non-discoverable ones; bad names are truncated as eir.c does, empty data stays `ay`."""
+    async def body():
+        async with simulator("--scenario", scenario("crowd")) as address:
+            bus = await connect(address)
+            rec = await Recorder.attach(bus)
+            await set_filter(bus, {"Transport": v("s", "le")})
+            await start(bus)
+            await rec.wait(lambda m, p, b: sum(1 for s in rec.signals if s[0] == "InterfacesAdded") >= 1000,
+                           timeout=60, what="1000 devices")
+            devices = [i[D1] for p, i in (await objects(bus)).items() if D1 in i]
+            assert len(devices) == 1000
+            assert all(d["AddressType"].value == "random" for d in devices)
+            names = [d["Name"].value for d in devices if "Name" in d]
+            assert "Gat" in names and "X" * 248 in names
+            empty = [d for d in devices if "ManufacturerData" in d
+                     and any(len(x.value) == 0 for x in d["ManufacturerData"].value.values())]
+            assert empty
+    run(body())
+
+
+def test_rssi_filter_is_applied_by_the_kernel_and_pathloss_not_at_all():
+    """5.66: RSSI drops reports only when every session sets it (kernel filter); Pathloss never drops."""
+    async def body():
+        async with simulator() as address:
+            bus = await connect(address)
+            weak, far = "11:22:33:44:55:10", "11:22:33:44:55:11"
+            await call(bus, CONTROL, "AddPeripheral", "s", [json.dumps(
+                {"address": weak, "rssi": -80, "interval_ms": 20, "advert": {"flags": 6}})])
+            await call(bus, CONTROL, "AddPeripheral", "s", [json.dumps(
+                {"address": far, "rssi": -40, "interval_ms": 20, "advert": {"flags": 6, "tx_power": 0}})])
+            rec = await Recorder.attach(bus)
+            await set_filter(bus, {"RSSI": v("n", -50)})
+            await start(bus)
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(far), what="strong")
+            await asyncio.sleep(0.3)
+            assert dev_path(weak) not in await objects(bus)
+            await set_filter(bus, {"Pathloss": v("q", 5)})  # pathloss of both is > 5, still reported
+            await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(weak), what="weak")
     run(body())

@@ -5,7 +5,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import LOCK, LOCK_CONTROL, LOCK_STATE, Recorder, dev_path
+from conftest import LOCK, LOCK_CONTROL, LOCK_STATE, Recorder, dev_path, scenario
 from sim_process import CONTROL, CallFailed, bluez, call, connect, counters, simulator, v
 
 A1 = "org.bluez.Adapter1"
@@ -96,7 +96,9 @@ def test_read_updates_value_and_honours_offset():
             w = await world(address, make_spec())
             assert await w.read("aa01") == bytes.fromhex("00112233")
             assert w.rec.changes(w.char_path("aa01"), "Value")[-1] == bytes.fromhex("00112233")
-            assert await w.read("aa01", offset=2) == bytes.fromhex("2233")
+            # A read at an offset is stored there and the reply is the whole cached value (chrc_read_cb).
+            await call(w.bus, CONTROL, "SetValue", "ssay", [ADDR, "aa01", bytes.fromhex("0011aabb")])
+            assert await w.read("aa01", offset=2) == bytes.fromhex("0011aabb")
             await expect(w.read("aa01", offset=9), "InvalidArguments", "Invalid offset")
     run(body())
 
@@ -148,7 +150,7 @@ def test_one_write_in_flight_and_procedures():
 
 
 @pytest.mark.parametrize("code,name,text", [
-    (0x03, "NotPermitted", None),
+    (0x03, "NotPermitted", "Write not permitted"),
     (0x05, "NotPermitted", "Not paired"),
     (0x0F, "NotPermitted", "Not paired"),
     (0x07, "InvalidArguments", "Invalid offset"),
@@ -170,7 +172,7 @@ def test_att_errors_map_to_bluez_errors(code, name, text):
 
 def test_lock_accepts_commands_and_refuses_jam():
     async def body():
-        async with simulator("--scenario", str(__import__("conftest").scenario("lock"))) as address:
+        async with simulator("--scenario", scenario("lock")) as address:
             bus = await connect(address)
             rec = await Recorder.attach(bus)
             await call(bus, bluez("/org/bluez/hci0", A1), "StartDiscovery")
@@ -241,4 +243,15 @@ def test_mtu_property_follows_the_link():
             await call(w.bus, CONTROL, "SetMTU", "sq", [ADDR, 64])
             await w.connect()
             assert w.rec.changes(path, "MTU")[-1] == 64, w.rec.changes(path, "MTU")
+    run(body())
+
+
+def test_link_loss_fails_pending_operations():
+    async def body():
+        async with simulator() as address:
+            w = await world(address, make_spec(latency_ms=2000))
+            pending = asyncio.ensure_future(w.write("aa01", b"late", type="request"))
+            await asyncio.sleep(0.2)
+            await call(w.bus, CONTROL, "Disconnect", "ss", [ADDR, "timeout"])
+            await expect(pending, "Failed", "Operation failed")
     run(body())

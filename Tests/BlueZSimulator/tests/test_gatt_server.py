@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gatt_app import GattApp
-from sim_process import CallFailed, bluez, call, central, connect, register_app, simulator, wait_for
+from sim_process import CallFailed, bluez, call, central, connect, register_app, simulator, v, wait_for
 
 HR = "0000180d-0000-1000-8000-00805f9b34fb"
 GM = "org.bluez.GattManager1"
@@ -125,6 +125,18 @@ def test_database_errors_and_given_handles():
             fixed.char(svc, "c", "2A19", ["read"], handle=0x0102)
             await register_app(bus, "/fixed")
             assert fixed.handle_writes == []  # non-zero handles are kept, nothing written back
+            inc = GattApp(bus, "/inc")
+            battery = inc.service("s0", "180F")
+            inc.char(battery, "c", "2A19", ["read"])
+            main = inc.service("s1", "1812")
+            inc.services[main]["Includes"] = v("ao", [battery])
+            inc.char(main, "c", "2A4D", ["read", "notify"])
+            await register_app(bus, "/inc")
+            handles = dict(inc.handle_writes)
+            # the include declaration sits right after the service declaration
+            assert handles["/inc/s1/c"] == handles["/inc/s1"] + 3
+            apps = {a["path"]: a for a in await registered_apps(bus)}
+            assert apps["/inc"]["services"][1]["includes"] == [battery]
             clash = GattApp(bus, "/clash")
             clash.char(clash.service("s", "180A", handle=0x0101), "c", "2A29", ["read"])
             with pytest.raises(CallFailed) as err:

@@ -46,7 +46,10 @@ def test_read_with_offset_options_and_errors():
             app, bus, ctl, c = await setup(address)
             assert await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 0]) == [0, b"0123456789"]
             assert await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 4]) == [0, b"456789"]
+            handle = dict(app.handle_writes)["/app/s/value"]
+            assert await central(ctl, "ReadValue", "ssq", [PHONE, f"handle:{handle:#06x}", 8]) == [0, b"89"]
             first, second = c["value"].reads[:2]
+            assert c["value"].reads[2]["offset"] == 8
             assert first == {"device": f"/org/bluez/hci0/dev_{PHONE.replace(':', '_')}", "link": "LE", "mtu": 23}
             assert second["offset"] == 4 and "type" not in second
             code, _ = await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 11])
@@ -62,6 +65,9 @@ def test_read_with_offset_options_and_errors():
     ("org.bluez.Error.Failed", "0x85", 0x85),
     ("org.bluez.Error.Failed", "something broke", 0x80),
     ("org.bluez.Error.Failed", "0x20", 0x0E),
+    ("org.bluez.Error.Failed", "", 0x0E),
+    ("org.bluez.Error.Failed", "0x85 ", 0x80),
+    ("org.bluez.Error.Failed", "0206", 0x86),
     ("org.bluez.Error.NotSupported", "", 0x06),
     ("org.bluez.Error.NotAuthorized", "", 0x08),
     ("org.bluez.Error.InvalidValueLength", "", 0x0D),
@@ -143,7 +149,8 @@ def test_notify_via_start_notify_and_stop_on_disable():
                 return len(got) == 6
             await wait_for(all_received, what="notifications")
             assert got == [b"\x00", b"\x01", b"\x02", b"\x03", b"\x04", b"\x04"]
-            assert await central(ctl, "WriteCCC", "ssq", [PHONE, "2a37", 0]) == [0]
+            assert await central(ctl, "ReadDescriptor", "sssq", [PHONE, "2a37", "2902", 0]) == [0, b"\x01\x00"]
+            assert await central(ctl, "WriteDescriptor", "sssay", [PHONE, "2a37", "2902", b"\x00\x00"]) == [0]
             await wait_for(lambda: c["notify"].stop_notify_calls == 1, what="StopNotify")
             bus.disconnect()
             ctl.disconnect()
@@ -173,7 +180,6 @@ def test_acquire_notify_with_link_drain_rate_and_eagain():
         async with simulator() as address:
             app, bus, ctl, c = await setup(address, mtu=185)
             chrc = c["acquired"]
-            from dbus_fast import Variant
             await central(ctl, "SetLinkDrainRate", "sdu", [PHONE, 200.0, 8])
             assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
             await wait_for(lambda: chrc.notify_sock is not None, what="AcquireNotify")
@@ -201,7 +207,6 @@ def test_acquire_notify_with_link_drain_rate_and_eagain():
             chrc.notify_sock.setblocking(True)
             chrc.notify_sock.settimeout(10)
             assert chrc.notify_sock.recv(16) == b""
-            assert isinstance(Variant, type)
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
@@ -289,6 +294,93 @@ def test_received_signal_and_unknown_targets():
             c["notify"].notify(b"\x2a")
             await wait_for(lambda: seen, what="the Received signal")
             assert seen[0] == [PHONE, "00002a37-0000-1000-8000-00805f9b34fb", b"\x2a"]
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
+
+
+def test_connected_central_has_a_device_object_and_power_off_drops_it():
+    async def scenario():
+        async with simulator() as address:
+            app, bus, ctl, c = await setup(address)
+            from sim_process import CONTROL, bluez, call
+            path = f"/org/bluez/hci0/dev_{PHONE.replace(':', '_')}"
+            (objs,) = await call(ctl, bluez("/", "org.freedesktop.DBus.ObjectManager"), "GetManagedObjects")
+            assert objs[path]["org.bluez.Device1"]["Connected"].value is True
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, "2a37", 1]) == [0]
+            await wait_for(lambda: c["notify"].start_notify_calls == 1, what="StartNotify")
+            await call(bus, bluez(path, "org.bluez.Device1"), "Disconnect")  # the app drops the central
+            await wait_for(lambda: c["notify"].stop_notify_calls == 1, what="StopNotify after Device1.Disconnect")
+            (objs,) = await call(ctl, bluez("/", "org.freedesktop.DBus.ObjectManager"), "GetManagedObjects")
+            assert path not in objs
+            await central(ctl, "Connect", "sa{sv}", [PHONE, {}])
+            await call(ctl, CONTROL, "SetPowered", "sb", ["hci0", False])
+            with pytest.raises(CallFailed):
+                await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 0])
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
+
+
+@pytest.mark.parametrize("error,falls_back", [("org.bluez.Error.NotSupported", True),
+                                              ("org.bluez.Error.Failed", False)])
+def test_acquire_notify_failure_falls_back_to_start_notify_except_for_failed(error, falls_back):
+    async def scenario():
+        async with simulator() as address:
+            app, bus, ctl, c = await setup(address)
+            chrc = c["acquired"]
+            chrc.acquire_notify_error = (error, "no socket today")
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
+            await wait_for(lambda: chrc.acquire_notify_calls, what="AcquireNotify")
+            if falls_back:
+                await wait_for(lambda: chrc.start_notify_calls == 1, what="the StartNotify fallback")
+            else:
+                async def gave_up():
+                    return (await counters(ctl)).get("server.acquire_notify_failed") == 1
+                await wait_for(gave_up, what="bluetoothd to give up on AcquireNotify")
+                assert chrc.start_notify_calls == 0
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
+
+
+@pytest.mark.parametrize("version,sockets", [("5.66", 1), ("5.70", 2)])
+def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets):
+    """5.66 acquires one socket for all centrals; 5.69+ one per device (values still go to all)."""
+    async def scenario():
+        async with simulator("--bluez-version", version) as address:
+            app, bus, ctl, c = await setup(address)
+            other = "C0:FF:EE:00:00:02"
+            await central(ctl, "Connect", "sa{sv}", [other, {}])
+            chrc = c["acquired"]
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
+            # Wait for the first socket: 5.66 calls AcquireNotify again for an enable racing its reply.
+            async def acquired():
+                import json
+                (text,) = await central(ctl, "GetApplications")
+                chars = json.loads(text)[0]["services"][0]["characteristics"]
+                return next(ch for ch in chars if ch["uuid"] == NUS_TX)["notifying"]
+            await wait_for(acquired, what="the first AcquireNotify to complete")
+            assert await central(ctl, "WriteCCC", "ssq", [other, NUS_TX, 1]) == [0]
+            await wait_for(lambda: len(chrc.notify_socks) == sockets, what="AcquireNotify calls")
+            await asyncio.sleep(0.2)  # a late duplicate AcquireNotify would show up here
+            assert len(chrc.acquire_notify_calls) == sockets
+            devices = [call_options["device"] for call_options in chrc.acquire_notify_calls]
+            assert devices == [f"/org/bluez/hci0/dev_{p.replace(':', '_')}" for p in (PHONE, other)][:sockets]
+            assert chrc.send_fd(b"\x07")
+            for phone in (PHONE, other):
+                async def arrived(phone=phone):
+                    return (await central(ctl, "GetReceived", "ssu", [phone, NUS_TX, 0]))[0] == [b"\x07"]
+                await wait_for(arrived, what=f"the value at {phone}")
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 0]) == [0]
+            first = chrc.notify_socks[0]
+            first.setblocking(True)
+            first.settimeout(0.5 if sockets == 1 else 10)
+            if sockets == 2:
+                assert first.recv(16) == b""  # that device's socket is closed
+            else:
+                with pytest.raises(TimeoutError):  # still in use for the other central
+                    first.recv(16)
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
