@@ -151,24 +151,18 @@ extension CentralBridge {
     }
 
     func succeed(_ reply: ReplyAddress, extra: ((inout JSONWriter) -> Void)? = nil) {
+        guard let extra else { return send(SetResult.success.payload(transaction: reply.transaction), to: reply) }
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("ok", true)
-        extra?(&writer)
+        extra(&writer)
         reply.writeTransaction(into: &writer)
         writer.endObject()
         send(writer.bytes, to: reply)
     }
 
     func fail(_ reply: ReplyAddress, _ failure: CommandFailure) {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("ok", false)
-        writer.field("error", failure.name)
-        writer.field("message", failure.message)
-        reply.writeTransaction(into: &writer)
-        writer.endObject()
-        send(writer.bytes, to: reply)
+        send(SetResult.failure(error: failure.name, message: failure.message).payload(transaction: reply.transaction), to: reply)
     }
 
     private func send(_ payload: [UInt8], to reply: ReplyAddress) {

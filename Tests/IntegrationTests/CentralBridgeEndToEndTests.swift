@@ -56,7 +56,7 @@ struct CentralBridgeEndToEndTests {
             let result = try await world.observer.waitForMessage(on: "gattway/lock/control/set/result")
             #expect(result.payload.contains(#""ok":false"#))
             #expect(result.payload.contains(#""error":"org.bluez.Error.Failed""#))
-            #expect(result.payload.contains("0x80"))
+            #expect(result.payload.contains(#""att_error":"0x80""#))
         }
     }
 

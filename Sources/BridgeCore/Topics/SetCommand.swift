@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A parsed `/set` payload.
 ///
 /// Either the raw value in the characteristic codec's text form (`42`, `0a1b`, `open`), or a JSON envelope
@@ -59,6 +61,11 @@ package enum SetResult: Sendable, Hashable {
             writer.field("ok", false)
             writer.field("error", error)
             writer.field("message", message)
+            // BlueZ reports most peripheral refusals as Failed "Operation failed with ATT error: 0xNN": name it.
+            if let att = ATTError(clientReply: BlueZErrorReply(BlueZErrorName(rawValue: error), message)) {
+                writer.field("att_error", att.hexCode)
+                writer.field("att_error_name", att.name)
+            }
         }
         if let transaction {
             writer.key("transaction")
