@@ -24,7 +24,9 @@ final class BenchSubscriber: Sendable {
             broker: MQTTBrokerURL(host: "127.0.0.1", port: Int(port)), clientID: "gattway-bench-subscriber",
             // A deep inbound buffer, so a burst is taken off the socket rather than left in the broker.
             inboundBuffer: .init(highWater: 50_000, lowWater: 10_000))
-        client = MosquittoClient(options: options, logger: Logger(label: "gattway.bench.subscriber"))
+        var logger = Logger(label: "gattway.bench.subscriber")
+        logger.logLevel = .warning  // connection chatter would interleave with the figures
+        client = MosquittoClient(options: options, logger: logger)
         // At most a few results wait: writes are sequential, one outstanding at a time.
         (results, resultContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(16))
         subscriptionQoS = qos
