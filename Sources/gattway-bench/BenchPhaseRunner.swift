@@ -29,6 +29,8 @@ struct BenchPhaseRunner {
         let cpuAfter = cpu(pids)
         guard let tally = world.subscriber.endPhase() else { throw BenchError("phase \(label) lost its tally") }
         let quantiles = BenchPercentiles.milliseconds(tally.latencies, [0.5, 0.99, 1.0])
+        let afterWarmUp = BenchPercentiles.milliseconds(Array(tally.latencies[tally.warmUpCount...]), [0.99])
+        let end = BenchPercentiles.milliseconds(Array(tally.latencies.suffix(max(1, tally.received / 20))), [0.5])
         let emitSpan = Double(tally.lastStamp &- tally.firstStamp) / 1e9
         let receiveSpan = Double(tally.lastReceive &- tally.firstReceive) / 1e9
         let gattwayCPU = cpuAfter.gattway - cpuBefore.gattway
@@ -38,6 +40,7 @@ struct BenchPhaseRunner {
             emittedRate: emitSpan > 0 ? Double(tally.received) / emitSpan : 0,
             deliveredRate: receiveSpan > 0 ? Double(tally.received) / receiveSpan : 0,
             latencyP50: quantiles[0], latencyP99: quantiles[1], latencyMax: quantiles[2],
+            latencyP99AfterWarmUp: afterWarmUp[0], latencyAtEnd: end[0],
             gattwayMicrosPerValue: tally.received > 0 ? gattwayCPU * 1e6 / Double(tally.received) : .nan,
             gattwayCores: gattwayCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,

@@ -13,6 +13,9 @@ struct BenchPhaseTally: Sendable {
     private(set) var latencies: [UInt64] = []
     private(set) var firstReceive: UInt64 = 0
     private(set) var lastReceive: UInt64 = 0
+    /// Values received in the first `warmUpNanoseconds` of the phase (latencies[0..<warmUpCount]).
+    private(set) var warmUpCount = 0
+    static let warmUpNanoseconds: UInt64 = 500_000_000
     private(set) var firstStamp = UInt64.max
     private(set) var lastStamp: UInt64 = 0
 
@@ -41,6 +44,7 @@ struct BenchPhaseTally: Sendable {
         if received == 0 { firstReceive = now }
         received += 1
         lastReceive = now
+        if now - firstReceive < Self.warmUpNanoseconds { warmUpCount = received }
         firstStamp = min(firstStamp, stamp)
         lastStamp = max(lastStamp, stamp)
         // A stamp after `now` would be a clock mix-up; count it as zero latency rather than wrap around.

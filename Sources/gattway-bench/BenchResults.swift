@@ -17,6 +17,10 @@ struct NotificationPhaseResult: Sendable {
     let latencyP50: Double
     let latencyP99: Double
     let latencyMax: Double
+    /// p99 without the first 0.5 s (connection warm-up), as the ceilings note also reports it.
+    let latencyP99AfterWarmUp: Double
+    /// Median latency of the last 5 % of values: a backlog still growing at the end shows here.
+    let latencyAtEnd: Double
     /// Gattway's utime+stime over the phase ÷ values received, in µs.
     let gattwayMicrosPerValue: Double
     /// Shares of one core over the phase's wall time.
@@ -26,6 +30,10 @@ struct NotificationPhaseResult: Sendable {
 
     /// Every value sent arrived, once, in order.
     var lossless: Bool { gaps == 0 && outOfOrder == 0 && malformed == 0 && simulatorDropped == 0 && received == sent }
+
+    /// Lossless and keeping up: no backlog of more than `sustainedBacklogLimit` at the end of the phase.
+    var sustained: Bool { lossless && latencyAtEnd < Self.sustainedBacklogLimit }
+    static let sustainedBacklogLimit = 50.0  // ms
 }
 
 /// The two ways Gattway can receive notifications from BlueZ.

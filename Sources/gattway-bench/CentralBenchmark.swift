@@ -82,16 +82,16 @@ struct CentralBenchmark: AsyncParsableCommand {
         result.fallbackConfirmed = try await confirmPath(path, in: world)
         print("… \(path.rawValue): \(result.fallbackConfirmed)")
         let phases = BenchPhaseRunner(world: world, path: path, duration: .seconds(duration))
-        // Saturation: first ask for far more than anything can carry. While values are lost, search between the
-        // highest lossless rate and the lowest lossy one (below what was delivered while nothing was known to pass).
+        // Saturation: first ask for far more than anything can carry. While values are lost or a backlog grows,
+        // search between the highest sustained rate and the lowest failing one (starting below what was delivered).
         var rate = path == .startNotify ? saturationRateStartNotify : saturationRate
         var lossless: Double?
         var lossy: Double?
         for attempt in 1...saturationAttempts {
             let phase = try await phases.run(label: "saturation #\(attempt)", rate: rate)
-            print("… \(path.rawValue): \(phase.label) asked \(Int(rate))/s: received \(phase.received) of \(phase.sent), lossless: \(phase.lossless)")
+            print("… \(path.rawValue): \(phase.label) asked \(Int(rate))/s: received \(phase.received) of \(phase.sent), lossless: \(phase.lossless), sustained: \(phase.sustained)")
             result.saturationAttempts.append(phase)
-            if phase.lossless {
+            if phase.sustained {
                 if attempt == 1 { break }  // the asked rate itself passed: nothing to search
                 lossless = max(lossless ?? 0, rate)
             } else {
@@ -107,7 +107,7 @@ struct CentralBenchmark: AsyncParsableCommand {
         }
         for paced in try pacedRates() {
             let phase = try await phases.run(label: "\(Int(paced))/s", rate: paced)
-            print("… \(path.rawValue): \(phase.label): p50 \(BenchReport.ms(phase.latencyP50)) p99 \(BenchReport.ms(phase.latencyP99))")
+            print("… \(path.rawValue): \(phase.label): p50 \(BenchReport.ms(phase.latencyP50)) p99 \(BenchReport.ms(phase.latencyP99)) (after 0.5 s: \(BenchReport.ms(phase.latencyP99AfterWarmUp)))")
             result.paced.append(phase)
         }
         if writes > 0 {
