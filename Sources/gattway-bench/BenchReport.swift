@@ -6,13 +6,14 @@ struct BenchReport {
     let devices: Int
     let duration: Double
     let qos: Int
+    let brokerNoDelay: Bool
     let runs: [PathRunResult]
 
     static func ms(_ value: Double) -> String { value.isNaN ? "-" : String(format: "%.2f ms", value) }
 
     func print() {
         Swift.print("")
-        Swift.print("Central bridge: \(devices) devices, \(Int(duration)) s per phase, MQTT QoS \(qos), codec raw (12-byte u32 seq + u64 CLOCK_MONOTONIC ns)")
+        Swift.print("Central bridge: \(devices) devices, \(Int(duration)) s per phase, MQTT QoS \(qos), broker set_tcp_nodelay \(brokerNoDelay), codec raw (12-byte u32 seq + u64 CLOCK_MONOTONIC ns)")
         let header = ["path", "phase", "asked/s", "emitted/s", "delivered/s", "sent", "received", "lost", "late",
                       "sim drop", "p50 ms", "p99 ms", "p99 >0.5s", "end ms", "max ms", "ok", "gw µs/notif", "gw core", "broker", "sim"]
         var rows: [[String]] = []

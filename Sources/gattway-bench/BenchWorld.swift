@@ -24,7 +24,9 @@ final class BenchWorld: Sendable {
 
     /// Starts everything and waits until every device is online and subscribed. `refuseAcquireNotify` makes the
     /// simulator fail every AcquireNotify, so Gattway must fall back to StartNotify.
-    init(paths: BenchPaths, devices: Int, qos: MQTTQoS, refuseAcquireNotify: Bool, label: String) async throws {
+    init(paths: BenchPaths, devices: Int, qos: MQTTQoS, refuseAcquireNotify: Bool, brokerNoDelay: Bool,
+        label: String
+    ) async throws {
         self.devices = devices
         directory = try Self.makeDirectory(label)
         let port = try BenchFreePort.loopback()
@@ -36,6 +38,7 @@ final class BenchWorld: Sendable {
             log_dest stderr
             user \(user)
             allow_anonymous true
+            set_tcp_nodelay \(brokerNoDelay)
 
             """
         try brokerConfig.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
@@ -71,7 +74,7 @@ final class BenchWorld: Sendable {
     }
 
     private static func makeDirectory(_ label: String) throws -> String {
-        var template = Array("\(NSTemporaryDirectory())/gattway-bench-\(label)-XXXXXX".utf8CString)
+        var template = Array("\(NSTemporaryDirectory())gattway-bench-\(label)-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("cannot make a temporary directory: errno \(errno)") }
         return String(cString: made)
     }

@@ -24,6 +24,8 @@ struct CentralBenchmark: AsyncParsableCommand {
     @Option(help: "MQTT QoS of Gattway's publishes and of the benchmark's subscription (0 or 1).") var qos: Int = 0
     @Option(help: "Subscription paths to run (comma-separated: AcquireNotify,StartNotify).")
     var paths: String = "AcquireNotify,StartNotify"
+    @Flag(help: "Start mosquitto with set_tcp_nodelay true (Debian's default is false: Nagle on the broker's sockets).")
+    var brokerNodelay = false
     @Option(help: "The gattway binary (default: next to this program).") var gattway: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
@@ -60,27 +62,28 @@ struct CentralBenchmark: AsyncParsableCommand {
         let mqttQoS: MQTTQoS = qos == 0 ? .atMostOnce : .atLeastOnce
         var results: [PathRunResult] = []
         for (index, path) in try selectedPaths().enumerated() {
-            print("… \(path.rawValue): starting mosquitto, the simulator and gattway with \(devices) devices")
+            progress("… \(path.rawValue): starting mosquitto, the simulator and gattway with \(devices) devices")
             let world = try await BenchWorld(
                 paths: locations, devices: devices, qos: mqttQoS, refuseAcquireNotify: path == .startNotify,
-                label: path.rawValue)
+                brokerNoDelay: brokerNodelay, label: path.rawValue)
             do {
                 // Writes do not depend on the notification path: measured once, in the first run.
                 results.append(try await measure(path, in: world, writes: index == 0 ? writes : 0))
             } catch {
-                print("gattway log (\(path.rawValue)):\n\(world.gattway.logTail())")
+                progress("gattway log (\(path.rawValue)):\n\(world.gattway.logTail())")
                 await world.stop()
                 throw error
             }
             await world.stop()
         }
-        BenchReport(devices: devices, duration: duration, qos: qos, runs: results).print()
+        BenchReport(devices: devices, duration: duration, qos: qos, brokerNoDelay: brokerNodelay, runs: results).print()
     }
 
     private func measure(_ path: SubscriptionPath, in world: BenchWorld, writes: Int) async throws -> PathRunResult {
         var result = PathRunResult(path: path)
         result.fallbackConfirmed = try await confirmPath(path, in: world)
-        print("… \(path.rawValue): \(result.fallbackConfirmed)")
+        // The pid lets a profiler (perf record -p) attach to the gattway under test.
+        progress("… \(path.rawValue): gattway pid \(world.gattway.pid); \(result.fallbackConfirmed)")
         let phases = BenchPhaseRunner(world: world, path: path, duration: .seconds(duration))
         // Saturation: first ask for far more than anything can carry. While values are lost or a backlog grows,
         // search between the highest sustained rate and the lowest failing one (starting below what was delivered).
@@ -89,7 +92,7 @@ struct CentralBenchmark: AsyncParsableCommand {
         var lossy: Double?
         for attempt in 1...saturationAttempts {
             let phase = try await phases.run(label: "saturation #\(attempt)", rate: rate)
-            print("… \(path.rawValue): \(phase.label) asked \(Int(rate))/s: received \(phase.received) of \(phase.sent), lossless: \(phase.lossless), sustained: \(phase.sustained)")
+            progress("… \(path.rawValue): \(phase.label) asked \(Int(rate))/s: received \(phase.received) of \(phase.sent), lossless: \(phase.lossless), sustained: \(phase.sustained)")
             result.saturationAttempts.append(phase)
             if phase.sustained {
                 if attempt == 1 { break }  // the asked rate itself passed: nothing to search
@@ -107,7 +110,7 @@ struct CentralBenchmark: AsyncParsableCommand {
         }
         for paced in try pacedRates() {
             let phase = try await phases.run(label: "\(Int(paced))/s", rate: paced)
-            print("… \(path.rawValue): \(phase.label): p50 \(BenchReport.ms(phase.latencyP50)) p99 \(BenchReport.ms(phase.latencyP99)) (after 0.5 s: \(BenchReport.ms(phase.latencyP99AfterWarmUp)))")
+            progress("… \(path.rawValue): \(phase.label): p50 \(BenchReport.ms(phase.latencyP50)) p99 \(BenchReport.ms(phase.latencyP99)) (after 0.5 s: \(BenchReport.ms(phase.latencyP99AfterWarmUp)))")
             result.paced.append(phase)
         }
         if writes > 0 {
@@ -137,6 +140,12 @@ struct CentralBenchmark: AsyncParsableCommand {
         }
         return summary
     }
+}
+
+/// Prints a progress line at once (stdout is block-buffered when it is not a terminal).
+func progress(_ line: String) {
+    print(line)
+    fflush(nil)  // all streams: `stdout` itself is a global var Swift 6 refuses to touch
 }
 
 /// Where the programs under test are.
