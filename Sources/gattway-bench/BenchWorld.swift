@@ -70,7 +70,12 @@ final class BenchWorld: Sendable {
         gattway = try BenchProcess(
             paths.gattway, ["run", "--config", directory + "/gattway.yaml"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress], logPath: directory + "/gattway.log")
-        try await waitUntilReady(timeout: .seconds(60))
+        do {
+            try await waitUntilReady(timeout: .seconds(60))
+        } catch {
+            await stop()
+            throw error
+        }
     }
 
     private static func makeDirectory(_ label: String) throws -> String {
