@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MQTTCore
 import Mosquitto
+import Synchronization
 
 /// One run of the central bridge under test: mosquitto on a free port, the BlueZ simulator with the firehose
 /// scenario, the built `gattway` binary configured for `devices` firehose devices, and the benchmark's subscriber.
@@ -17,6 +18,8 @@ final class BenchWorld: Sendable {
     let gattway: BenchProcess
     let control: DBusConnection
     let subscriber: BenchSubscriber
+    /// Devices that had to be disconnected once before Gattway subscribed them (see `waitUntilReady`).
+    let nudges = Mutex<[Int]>([])
     private let subscriberTask: Task<Void, any Error>
     private let consumerTask: Task<Void, Never>
 
@@ -126,12 +129,22 @@ final class BenchWorld: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
+        // Gattway has been seen to put a device online before its characteristics were exported (logged as
+        // device.characteristic.missing), and then never subscribe. Such a device is disconnected (as if the link
+        // dropped) after `stuckLimit`, so Gattway reconnects it; each such nudge is counted and reported.
+        let stuckLimit = Duration.seconds(5)
         for device in 0..<devices {
+            var stuckSince = ContinuousClock.now
             while try await Self.call(control, "IsSubscribed", [.string(Self.address(device)), .string(Self.notifyUUID)])
                 .first?.bool != true
             {
                 guard ContinuousClock.now < deadline else {
-                    throw BenchError("fh\(device) is online but not subscribed after \(timeout): \(gattway.logTail())")
+                    throw BenchError("fh\(device) is online but not subscribed after \(timeout): \(gattway.logTail(800))")
+                }
+                if ContinuousClock.now - stuckSince > stuckLimit {
+                    try await Self.call(control, "Disconnect", [.string(Self.address(device)), .string("timeout")])
+                    nudges.withLock { $0.append(device) }
+                    stuckSince = ContinuousClock.now
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
