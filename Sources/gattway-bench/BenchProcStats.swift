@@ -1,0 +1,35 @@
+import Foundation
+
+/// CPU time and memory of a process from /proc, and the monotonic clock the simulator stamps values with.
+enum BenchProcStats {
+    /// Clock ticks per second of /proc/PID/stat's utime and stime.
+    static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    /// utime + stime of `pid` in seconds, or nil when the process is gone.
+    static func cpuSeconds(pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the command name (which may contain spaces); utime and stime are fields 14 and 15 overall,
+        // so 12 and 13 after ")" (field 3, the state, comes first).
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / ticksPerSecond
+    }
+
+    /// A `kB` field of /proc/PID/status (e.g. "VmHWM") in bytes.
+    static func statusBytes(pid: Int32, field: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds: the clock of the simulator's seq-timestamp pattern.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

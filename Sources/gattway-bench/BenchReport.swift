@@ -1,0 +1,117 @@
+import Foundation
+
+/// Prints the central benchmark's figures as one table, then memory, writes, and the comparison with the
+/// per-hop ceilings measured on this machine (shared/notes/ceilings.md).
+struct BenchReport {
+    let devices: Int
+    let duration: Double
+    let qos: Int
+    let brokerNoDelay: Bool
+    let runs: [PathRunResult]
+
+    static func ms(_ value: Double) -> String { value.isNaN ? "-" : String(format: "%.2f ms", value) }
+
+    func print() {
+        Swift.print("")
+        Swift.print("Central bridge: \(devices) devices, \(Int(duration)) s per phase, MQTT QoS \(qos), broker set_tcp_nodelay \(brokerNoDelay), codec raw (12-byte u32 seq + u64 CLOCK_MONOTONIC ns)")
+        let header = ["path", "phase", "asked/s", "emitted/s", "delivered/s", "sent", "received", "lost", "late",
+                      "sim drop", "p50 ms", "p99 ms", "p99 >0.5s", "end ms", "max ms", "ok", "gw µs/notif", "gw core", "broker", "sim"]
+        var rows: [[String]] = []
+        for run in runs {
+            for phase in run.saturationAttempts + run.paced {
+                rows.append([
+                    run.path.rawValue, phase.label, format(phase.requestedRate), format(phase.emittedRate),
+                    format(phase.deliveredRate), "\(phase.sent)", "\(phase.received)",
+                    "\(max(0, phase.sent - phase.received))", "\(phase.outOfOrder)", "\(phase.simulatorDropped)",
+                    fixed(phase.latencyP50), fixed(phase.latencyP99), fixed(phase.latencyP99AfterWarmUp),
+                    fixed(phase.latencyAtEnd), fixed(phase.latencyMax), phase.sustained ? "yes" : (phase.lossless ? "backlog" : "loss"),
+                    fixed(phase.gattwayMicrosPerValue, 1), percent(phase.gattwayCores), percent(phase.brokerCores),
+                    percent(phase.simulatorCores),
+                ])
+            }
+        }
+        printTable(header, rows)
+        Swift.print("lost = sent − received; late = values older than one already received; sim drop = the simulator's")
+        Swift.print("socket was full (bluetoothd drops then too); p99 >0.5s = p99 without the first 0.5 s; end ms = median")
+        Swift.print("latency of the last 5 % (a growing backlog); ok = lossless, in order and end ms < 50 (sustained);")
+        Swift.print("gw µs/notif = gattway utime+stime ÷ values; gw core/broker/sim = share of one core over the phase.")
+        Swift.print("")
+        for run in runs {
+            let memory = run.peakResidentBytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "-"
+            Swift.print("\(run.path.rawValue): peak resident memory (VmHWM) \(memory); path check: \(run.fallbackConfirmed)")
+            if let write = run.write {
+                Swift.print("/set → /set/result round trip, \(write.count) sequential writes with response: p50 \(Self.ms(write.p50)), p99 \(Self.ms(write.p99)), max \(Self.ms(write.max)), failures \(write.failures)")
+            }
+        }
+        printComparison()
+    }
+
+    private func printComparison() {
+        Swift.print("")
+        Swift.print("Against the C relay ceilings (shared/notes/ceilings.md, same machine):")
+        var rows: [[String]] = []
+        for run in runs {
+            let socket = run.path == .acquireNotify
+            let passed = run.saturationAttempts.filter(\.sustained)
+            if let best = passed.max(by: { $0.deliveredRate < $1.deliveredRate }) ?? run.saturationAttempts.last {
+                rows.append([
+                    run.path.rawValue, "lossless throughput", format(best.deliveredRate) + "/s" + (best.sustained ? " sustained" : " (not sustained)"),
+                    socket ? "83,700/s (4b)" : "30,300/s (4a)",
+                ])
+                rows.append([
+                    run.path.rawValue, "CPU per notification at saturation", fixed(best.gattwayMicrosPerValue, 1) + " µs",
+                    socket ? "3.1 µs (relay, 4b)" : "11.7 µs (relay, 4a)",
+                ])
+            }
+            for phase in run.paced {
+                let ceiling: String
+                switch (socket, Int(phase.requestedRate)) {
+                case (true, 1000): ceiling = "p50 0.13, p99 0.95 (0.20) ms; relay 33 µs/msg"
+                case (true, 5000): ceiling = "p50 0.10, p99 0.96 (0.30) ms; relay 27 µs/msg"
+                case (false, 1000): ceiling = "p50 0.21, p99 3.3 (0.92) ms, NODELAY 0.34; relay 65 µs/msg"
+                case (false, 5000): ceiling = "p50 0.23, p99 2.4 (0.97) ms, NODELAY 0.47; relay 50 µs/msg"
+                default: ceiling = "target p99 < 1 ms"
+                }
+                rows.append([
+                    run.path.rawValue, "latency and CPU at \(phase.label)",
+                    "p50 \(fixed(phase.latencyP50)), p99 \(fixed(phase.latencyP99)) (\(fixed(phase.latencyP99AfterWarmUp)) after 0.5 s) ms; \(fixed(phase.gattwayMicrosPerValue, 1)) µs/notif",
+                    ceiling,
+                ])
+            }
+        }
+        printTable(["path", "figure", "Gattway", "C relay ceiling"], rows)
+    }
+
+    private func format(_ value: Double) -> String {
+        guard value.isFinite else { return "-" }
+        let whole = Int(value.rounded())
+        var digits = String(whole)
+        var result = ""
+        while digits.count > 3 {
+            result = "," + digits.suffix(3) + result
+            digits = String(digits.dropLast(3))
+        }
+        return digits + result
+    }
+
+    private func fixed(_ value: Double, _ decimals: Int = 2) -> String {
+        value.isFinite ? String(format: "%.\(decimals)f", value) : "-"
+    }
+
+    private func percent(_ value: Double) -> String { value.isFinite ? String(format: "%.0f%%", value * 100) : "-" }
+
+    private func printTable(_ header: [String], _ rows: [[String]]) {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { column, cell in
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                // Text columns left-aligned, figures right-aligned.
+                return column < 2 ? cell + pad : pad + cell
+            }.joined(separator: " | ")
+        }
+        Swift.print(line(header))
+        Swift.print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "-|-"))
+        for row in rows { Swift.print(line(row)) }
+    }
+}
