@@ -36,6 +36,8 @@ package actor MosquittoClient: Service {
     enum LinkState { case idle, connecting, connected, waitingToReconnect, stopping, stopped }
     var state = LinkState.idle
     var hasConnectedBefore = false
+    /// Set once `run()` has been asked to return; the link stays usable for the shutdown messages until then.
+    var stopRequested = false
     var lastConnectionError: MQTTError?
     var backoff: JitteredBackoff
 
@@ -129,30 +131,30 @@ package actor MosquittoClient: Service {
         } catch {
             failure = error
         }
-        let graceful = state == .stopping && failure == nil && !Task.isCancelled
+        if stopRequested, failure == nil, !Task.isCancelled, state == .connected { await publishShutdownMessages() }
         state = .stopping  // from here on, disconnect callbacks are expected and must not schedule reconnects
-        if graceful { await publishShutdownMessages() }
         tearDown()
         if let failure { throw failure }
     }
 
     /// Asks `run()` to return: `graceful` first publishes the shutdown messages.
     func requestStop(graceful: Bool) {
-        guard state != .stopping && state != .stopped else { return }
+        guard !stopRequested && state != .stopping && state != .stopped else { return }
         logger.info("mqtt.stopping", metadata: ["graceful": "\(graceful)"])
-        state = .stopping
+        stopRequested = true
         resumeWaits(.stopped, with: .success(()))
     }
 
     /// Stops `run()` with an error that retrying cannot fix.
     func fail(_ error: MQTTError) {
         logger.error("mqtt.failed", metadata: [LogKey.error: "\(error)"])
+        stopRequested = true
         state = .stopping
         resumeWaits(.stopped, with: .failure(error))
     }
 
     private func publishShutdownMessages() async {
-        guard !options.shutdownMessages.isEmpty, state == .stopping, socketWatch != nil else { return }
+        guard !options.shutdownMessages.isEmpty else { return }
         do {
             for message in options.shutdownMessages { try publishNow(message) }
             try await waitForAcks(timeout: options.shutdownTimeout)

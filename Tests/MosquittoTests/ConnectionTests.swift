@@ -20,8 +20,7 @@ import Testing
             try await MosquittoBroker.runTool("mosquitto_pub", [
                 "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-r", "-t", "recover/after", "-m", "back",
             ])
-            var messages = client.messages.makeAsyncIterator()
-            return await messages.next()?.payloadText ?? ""
+            return try await nextMessage(of: client).payloadText
         }
         #expect(received == "back")
         #expect(await client.currentStatistics.connects == 2)
@@ -39,8 +38,7 @@ import Testing
         let echoed = try await withRunningClients([client]) {
             try await client.subscribe("secure/echo", qos: .atLeastOnce)
             try await client.publish(MQTTMessage(topic: "secure/echo", text: "over tls", qos: .atLeastOnce))
-            var messages = client.messages.makeAsyncIterator()
-            return await messages.next()?.payloadText
+            return try await nextMessage(of: client).payloadText
         }
         #expect(echoed == "over tls")
         await broker.stop()

@@ -53,15 +53,15 @@ import Testing
             await #expect(throws: MQTTError.notConnected(operation: "publishing to offline/zero")) {
                 try await client.publish(MQTTMessage(topic: "offline/zero", text: "lost"))
             }
-            try await client.publish(MQTTMessage(topic: "offline/one", text: "kept", qos: .atLeastOnce))
+            // Retained, so it reaches the listener whichever of the two clients reconnects first.
+            try await client.publish(MQTTMessage(topic: "offline/one", text: "kept", qos: .atLeastOnce, retain: true))
             #expect(await client.currentStatistics.outstandingPublishes == 1)
             try await broker.start()
             try await client.waitUntilConnected(timeout: .seconds(15))
             try await listener.waitUntilConnected(timeout: .seconds(15))
             try await client.waitForAcks(timeout: .seconds(15))
-            var iterator = listener.messages.makeAsyncIterator()
-            let message = await iterator.next()
-            #expect(message?.payloadText == "kept")
+            let message = try await nextMessage(of: listener)
+            #expect(message.payloadText == "kept")
         }
         await broker.stop()
     }

@@ -38,3 +38,22 @@ func sequencePayload(_ index: Int) -> [UInt8] {
 func sequenceNumber(_ payload: [UInt8]) -> Int {
     payload.prefix(4).reduce(0) { $0 << 8 | Int($1) }
 }
+
+/// The next message `client` receives, failing the test when none arrives within `timeout`.
+func nextMessage(of client: MosquittoClient, timeout: Duration = .seconds(15)) async throws -> MQTTMessage {
+    try await withThrowingTaskGroup(of: MQTTMessage?.self) { group in
+        group.addTask {
+            var iterator = client.messages.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)  // the deadline, not a delay: the other child normally wins
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let message = try await group.next() ?? nil else {
+            throw TestWorldError("no message received within \(timeout)")
+        }
+        return message
+    }
+}

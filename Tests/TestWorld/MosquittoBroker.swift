@@ -63,10 +63,15 @@ package actor MosquittoBroker {
         try await waitUntilAccepting(child)
     }
 
-    /// Stops the broker (SIGTERM, then SIGKILL).
+    /// Stops the broker abruptly (SIGKILL), as a crash or power loss would; clients see the link drop.
+    ///
+    /// SIGTERM would not help: children inherit the blocked-signal mask of the dispatch thread that spawned them,
+    /// so mosquitto never sees it and `ChildProcess.stop` would wait out its grace period.
     package func stop() async {
-        await process?.stop()
-        process = nil
+        guard let process else { return }
+        process.send(SIGKILL)
+        _ = await process.waitForExit(timeout: .seconds(10))
+        self.process = nil
     }
 
     /// Everything the broker logged so far.
