@@ -140,6 +140,9 @@ async def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # A parent may hand us SIGTERM/SIGINT blocked (Foundation's Process does): unblock them, or the stop request of
+    # whoever started the simulator would never reach its handler.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="bluez-sim %(levelname)s %(name)s: %(message)s")
     code = asyncio.run(run(args))
