@@ -3,44 +3,46 @@ import Glibc
 import Synchronization
 
 /// Reads the notifications bluetoothd writes into an AcquireNotify socket (SOCK_SEQPACKET: one datagram per
-/// notification) and hands them on in batches: one batch per readable event, so that a burst costs one hop.
+/// notification) and hands them on in batches: one batch per readable event, so that a burst costs one call.
 ///
-/// bluetoothd drops a notification when this socket is full (sendmsg EAGAIN, logged only there), so the reader
-/// must keep draining: the consumer's stream is bounded (`maxBufferedBatches`) and a batch that does not fit is
-/// dropped here and counted in `droppedNotifications` rather than stalling the socket.
+/// The socket is read on the queue the owner chooses, and `onBatch` runs there synchronously: a consumer that
+/// lives on that queue (an MQTT client's, say) handles notifications with no thread hand-off at all. When
+/// `onBatch` returns false the consumer is full: reading pauses until it calls `resume()`. bluetoothd then meets
+/// a full socket and drops notifications (sendmsg EAGAIN, logged only by bluetoothd), which is the only
+/// backpressure BlueZ offers.
 package final class NotificationSocket: Sendable {
     /// A group of notifications read in one go, oldest first.
     package typealias Batch = [[UInt8]]
 
-    package let batches: AsyncStream<Batch>
     private let source: ReadSourceHandle
     private let counters = CounterBox()
 
     package struct Counters: Sendable {
         package var received = 0
-        package var droppedNotifications = 0
+        package var pauses = 0
     }
 
     /// Starts reading `fd`, which the reader owns from now on and closes when the peer hangs up or on `close()`.
-    package init(fd: Int32, mtu: UInt16, maxBufferedBatches: Int = 1024) {
-        let queue = DispatchQueue(label: "gattway.bluez.notify.\(fd)")
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Batch.self, bufferingPolicy: .bufferingOldest(maxBufferedBatches))
-        batches = stream
+    /// `onBatch` and `onClose` run on `queue`.
+    package init(
+        fd: Int32, mtu: UInt16, queue: DispatchQueue, onBatch: @escaping @Sendable (Batch) -> Bool,
+        onClose: @escaping @Sendable () -> Void = {}
+    ) {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        self.source = ReadSourceHandle(source)
-        let handle = self.source
+        let handle = ReadSourceHandle(source, queue: queue)
+        self.source = handle
         let capacity = max(Int(mtu), 517) + 1
         let counters = self.counters
-        source.setEventHandler { [source] in
+        source.setEventHandler {
             var batch: Batch = []
-            var buffer = [UInt8](repeating: 0, count: capacity)
             var hungUp = false
             // Drain what is there now, bounded so one busy socket cannot starve the queue.
             for _ in 0..<512 {
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
+                var datagram = [UInt8](repeating: 0, count: capacity)
+                let count = datagram.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
                 if count > 0 {
-                    batch.append(Array(buffer[0..<count]))
+                    datagram.removeSubrange(count...)
+                    batch.append(datagram)
                 } else if count == 0 {
                     hungUp = true
                     break
@@ -51,24 +53,43 @@ package final class NotificationSocket: Sendable {
                 }
             }
             if !batch.isEmpty {
-                let size = batch.count
-                if case .dropped = continuation.yield(batch) {
-                    counters.value.withLock { $0.droppedNotifications += size }
-                } else {
-                    counters.value.withLock { $0.received += size }
+                counters.value.withLock { $0.received += batch.count }
+                if !onBatch(batch) {
+                    counters.value.withLock { $0.pauses += 1 }
+                    handle.pause()
                 }
             }
-            if hungUp { source.cancel() }
+            if hungUp { handle.cancel() }
         }
         source.setCancelHandler {
             Glibc.close(fd)
-            continuation.finish()
+            onClose()
         }
-        continuation.onTermination = { _ in handle.cancel() }
         source.activate()
     }
 
+    /// A socket whose batches arrive on an AsyncStream (bounded: a batch that does not fit is dropped).
+    package static func streaming(fd: Int32, mtu: UInt16, maxBufferedBatches: Int = 1024)
+        -> (NotificationSocket, AsyncStream<Batch>)
+    {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Batch.self, bufferingPolicy: .bufferingOldest(maxBufferedBatches))
+        let socket = NotificationSocket(
+            fd: fd, mtu: mtu, queue: DispatchQueue(label: "gattway.bluez.notify.\(fd)"),
+            onBatch: { batch in
+                continuation.yield(batch)
+                return true
+            }, onClose: { continuation.finish() })
+        continuation.onTermination = { [socket] _ in socket.close() }
+        return (socket, stream)
+    }
+
     package var currentCounters: Counters { counters.value.withLock { $0 } }
+
+    /// Reading continues after `onBatch` returned false. Call it on the socket's queue.
+    package func resume() {
+        source.resume()
+    }
 
     /// Releases the notification session: closing the socket is how AcquireNotify is released.
     package func close() {
@@ -80,10 +101,39 @@ private final class CounterBox: Sendable {
     let value = Mutex(NotificationSocket.Counters())
 }
 
-/// A dispatch source shared with the stream's termination handler.
-/// @unchecked Sendable: the only call made through it, `cancel()`, is thread-safe in libdispatch.
+/// The read source, shared with its own handlers.
+/// @unchecked Sendable: `paused` is only touched on the source's queue (the event handler, and `resume()`, which
+/// callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
+/// is released, since libdispatch traps on releasing a suspended source.
 private final class ReadSourceHandle: @unchecked Sendable {
     private let source: any DispatchSourceRead
-    init(_ source: any DispatchSourceRead) { self.source = source }
-    func cancel() { source.cancel() }
+    private let queue: DispatchQueue
+    private var paused = false
+
+    init(_ source: any DispatchSourceRead, queue: DispatchQueue) {
+        self.source = source
+        self.queue = queue
+    }
+
+    func pause() {
+        guard !paused else { return }
+        paused = true
+        source.suspend()
+    }
+
+    func resume() {
+        guard paused else { return }
+        paused = false
+        source.resume()
+    }
+
+    /// Cancels from any thread; a paused source is resumed on its queue so that its cancel handler can run.
+    func cancel() {
+        source.cancel()
+        queue.async { self.resume() }
+    }
+
+    deinit {
+        if paused { source.resume() }
+    }
 }

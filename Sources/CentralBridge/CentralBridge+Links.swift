@@ -109,11 +109,8 @@ extension CentralBridge {
             guard route.characteristic.notify, characteristic.canNotify else { continue }
             do {
                 let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristic.path)
-                let socket = NotificationSocket(fd: fd.take(), mtu: mtu)
-                devices[path]?.sockets.append(socket)
-                let publisher = NotificationPublisher(
-                    route: route, mqtt: mqtt, store: store, metrics: metrics, logger: logger)
-                spawn { await publisher.run(socket) }
+                let publisher = NotificationPublisher(route: route, mqtt: mqtt, store: store, metrics: metrics)
+                devices[path]?.sockets.append(publisher.start(fd: fd.take(), mtu: mtu))
                 // Values now arrive on the socket; a PropertiesChanged(Value) is then only a read's echo.
                 logger.debug("device.notify.acquired", metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"])
             } catch {

@@ -6,48 +6,72 @@ import Mosquitto
 
 /// Publishes the notifications of one AcquireNotify socket to the characteristic's value topic.
 ///
-/// The hot path: one batch per socket wake-up, decoded and published with one call to the MQTT client, with no
-/// hop through the bridge actor.
-struct NotificationPublisher: Sendable {
-    let route: CharacteristicRoute
-    let mqtt: MosquittoClient
-    let store: CentralStateStore
-    let metrics: CentralMetrics
-    let logger: Logger
+/// The hot path: the socket is read on the MQTT client's own queue and each batch is decoded and handed to
+/// libmosquitto right there (`publishOnQueue`), with no hop through the bridge actor or the task pool. When the
+/// client has no capacity (outstanding QoS 1 publishes at their bound, or a full output buffer) the rest of the
+/// batch waits here and the socket pauses until capacity returns.
+///
+/// @unchecked Sendable: `pending` and `suppress` are only touched on the MQTT client's queue (the socket's event
+/// handler and the client's capacity callback both run there).
+final class NotificationPublisher: @unchecked Sendable {
+    private let route: CharacteristicRoute
+    private let mqtt: MosquittoClient
+    private let store: CentralStateStore
+    private let metrics: CentralMetrics
+    private var socket: NotificationSocket?
+    /// Decoded messages the client had no room for yet.
+    private var pending: ArraySlice<MQTTMessage> = []
+    /// After a restart, a first value equal to the one already retained is not published again.
+    private var suppress: [UInt8]?
 
-    func run(_ socket: NotificationSocket) async {
-        // After a restart, a first value equal to the one already retained is not published again.
-        var suppress = route.retain ? store.lastValue(of: route.valueTopic) : nil
+    init(route: CharacteristicRoute, mqtt: MosquittoClient, store: CentralStateStore, metrics: CentralMetrics) {
+        self.route = route
+        self.mqtt = mqtt
+        self.store = store
+        self.metrics = metrics
+        suppress = route.retain ? store.lastValue(of: route.valueTopic) : nil
+    }
+
+    /// Starts reading `fd` (owned from now on) on the MQTT client's queue.
+    func start(fd: Int32, mtu: UInt16) -> NotificationSocket {
+        let socket = NotificationSocket(
+            fd: fd, mtu: mtu, queue: mqtt.queue, onBatch: { [self] batch in self.handle(batch) })
+        self.socket = socket
+        return socket
+    }
+
+    /// Runs on the MQTT client's queue. Returns false to pause the socket.
+    private func handle(_ batch: NotificationSocket.Batch) -> Bool {
         var messages: [MQTTMessage] = []
-        for await batch in socket.batches {
-            messages.removeAll(keepingCapacity: true)
-            var lastRaw: [UInt8]?
-            for value in batch {
-                if let previous = suppress {
-                    suppress = nil
-                    if previous == value { continue }
-                }
-                guard let payload = try? route.characteristic.codec.decode(value) else {
-                    metrics.decodeFailures.increment()
-                    continue
-                }
-                messages.append(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
-                lastRaw = value
+        messages.reserveCapacity(batch.count)
+        var lastRaw: [UInt8]?
+        for value in batch {
+            if let previous = suppress {
+                suppress = nil
+                if previous == value { continue }
             }
-            suppress = nil
-            guard !messages.isEmpty else { continue }
-            do {
-                try await mqtt.publish(contentsOf: messages)
-                metrics.notifications.increment(by: messages.count)
-            } catch {
-                metrics.notificationsDropped.increment(by: messages.count)
-                logger.debug("mqtt.publish.failed", metadata: ["mqtt.topic": "\(route.valueTopic)", "error": "\(error)"])
+            guard let payload = try? route.characteristic.codec.decode(value) else {
+                metrics.decodeFailures.increment()
+                continue
             }
-            if let lastRaw { store.setLastValue(lastRaw, of: route.valueTopic) }
+            messages.append(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
+            lastRaw = value
         }
-        let counters = socket.currentCounters
-        if counters.droppedNotifications > 0 {
-            metrics.notificationsDropped.increment(by: counters.droppedNotifications)
+        suppress = nil
+        if let lastRaw { store.setLastValue(lastRaw, of: route.valueTopic) }
+        pending.append(contentsOf: messages)
+        return publishPending()
+    }
+
+    /// Offers what is pending to the client; true when all of it was taken.
+    private func publishPending() -> Bool {
+        guard !pending.isEmpty else { return true }
+        let result = mqtt.publishOnQueue(pending) { [self] in
+            if self.publishPending() { self.socket?.resume() }
         }
+        pending = pending.dropFirst(result.taken)
+        metrics.notifications.increment(by: result.taken - result.failed)
+        if result.failed > 0 { metrics.notificationsDropped.increment(by: result.failed) }
+        return pending.isEmpty
     }
 }

@@ -74,6 +74,7 @@ extension MosquittoClient {
             statistics.publishesRefused += 1
             logger.warning("mqtt.publish.refused", metadata: [LogKey.reasonCode: "\(reasonCode) \(String(cString: mosquitto_reason_string(reasonCode)))"])
         }
+        capacityReturned()
         guard !waits.isEmpty else { return }
         resumeWaits(.publishSlot)
         if outstanding.isEmpty { resumeWaits(.allAcked) }

@@ -86,7 +86,10 @@ extension MosquittoClient {
         guard let handle = handle?.pointer else { return }
         let wantsWrite = mosquitto_want_write(handle)
         socketWatch?.watchWrites(wantsWrite)
-        if !wantsWrite { resumeWaits(.writeDrained) }
+        if !wantsWrite {
+            resumeWaits(.writeDrained)
+            capacityReturned()
+        }
     }
 
     /// The keepalive tick: `mosquitto_loop_misc` sends PINGREQ and notices a dead link; it also enforces the pause cap.
@@ -125,6 +128,7 @@ extension MosquittoClient {
         // Subscriptions in flight are re-sent with all the others on reconnect; their callers need not wait.
         resumeWaits(where: { if case .suback = $0 { true } else if case .unsuback = $0 { true } else { false } }, with: .success(()))
         resumeWaits(.writeDrained)  // QoS 0 publishers see the state and fail with notConnected
+        capacityReturned()
         guard error.isRetriable else {
             fail(error)
             resumeWaits(.connected, with: .failure(error))

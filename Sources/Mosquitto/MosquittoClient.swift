@@ -59,6 +59,8 @@ package actor MosquittoClient: Service {
     var pauseStarted: ContinuousClock.Instant?
 
     var waits: [UInt64: PendingWait] = [:]
+    /// Synchronous publishers (`publishOnQueue`) waiting for capacity; each runs once when capacity returns.
+    var capacityCallbacks: [@Sendable () -> Void] = []
     var nextWaitID: UInt64 = 0
     var statistics = Statistics()
 

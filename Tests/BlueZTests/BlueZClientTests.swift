@@ -68,8 +68,8 @@ struct BlueZClientTests {
             try await client.writeValue(characteristic: control.path, [0x01], type: .request, timeout: .seconds(5))
             let (fd, mtu) = try await client.acquireNotify(characteristic: heartRate.path)
             #expect(mtu >= 23)
-            let socket = NotificationSocket(fd: fd.take(), mtu: mtu)
-            var iterator = socket.batches.makeAsyncIterator()
+            let (socket, batches) = NotificationSocket.streaming(fd: fd.take(), mtu: mtu)
+            var iterator = batches.makeAsyncIterator()
             let batch = try #require(await iterator.next())
             #expect(batch.first?.isEmpty == false)
             // A second AcquireNotify while acquired is refused, as bluetoothd does.

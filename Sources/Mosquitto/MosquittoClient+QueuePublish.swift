@@ -1,0 +1,60 @@
+import CMosquitto
+import Dispatch
+import MQTTCore
+
+extension MosquittoClient {
+    /// The serial queue every libmosquitto call of this client runs on.
+    ///
+    /// Code scheduled on it (a DispatchSource reading a notification socket, say) can publish with
+    /// `publishOnQueue`, without the two thread hand-offs of an `await` on the actor.
+    package nonisolated var queue: DispatchQueue { executor.queue }
+
+    /// What `publishOnQueue` did with a batch.
+    package struct QueuePublishResult: Sendable, Equatable {
+        /// How many messages, from the start, were handled (published, or failed and counted in `failed`).
+        package var taken: Int
+        /// Of those, how many could not be published (QoS 0 while disconnected, or refused by libmosquitto).
+        package var failed: Int
+    }
+
+    /// Publishes from code already running on `queue`, without suspending: messages are taken in order while there
+    /// is capacity (QoS 1/2: a free outstanding slot; QoS 0: the output buffer not full). When not all were taken,
+    /// `onCapacity` runs once on `queue` as soon as capacity returns, so the caller can offer the rest then.
+    ///
+    /// - Precondition: called on `queue` (checked: traps elsewhere).
+    package nonisolated func publishOnQueue(
+        _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
+    ) -> QueuePublishResult {
+        assumeIsolated { client in client.publishAvailable(messages, onCapacity: onCapacity) }
+    }
+
+    private func publishAvailable(
+        _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
+    ) -> QueuePublishResult {
+        var result = QueuePublishResult(taken: 0, failed: 0)
+        for message in messages {
+            guard hasCapacity(for: message.qos) else {
+                capacityCallbacks.append(onCapacity)
+                return result
+            }
+            do { try publishNow(message) } catch { result.failed += 1 }
+            result.taken += 1
+        }
+        return result
+    }
+
+    private func hasCapacity(for qos: MQTTQoS) -> Bool {
+        if qos > .atMostOnce { return outstanding.count < options.maxOutstandingPublishes }
+        guard let handle = handle?.pointer, state == .connected else { return true }  // fails fast: notConnected
+        return !mosquitto_want_write(handle)
+    }
+
+    /// Runs the callbacks of `publishOnQueue` callers waiting for capacity (after an ack, a drained socket or a
+    /// lost link, where QoS 0 messages then fail fast instead of waiting).
+    func capacityReturned() {
+        guard !capacityCallbacks.isEmpty else { return }
+        let callbacks = capacityCallbacks
+        capacityCallbacks.removeAll()
+        for callback in callbacks { callback() }
+    }
+}
