@@ -82,16 +82,25 @@ package actor PeripheralBridge: Service {
         try await application.export()
         try await advertisement.export()
         let owners = try await bus.nameOwnerChanges(of: BlueZName.service)
-        await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.consumeMessages() }
-                group.addTask { await self.watchBlueZ(owners) }
-                group.addTask { await self.subscribeOnEveryConnect() }
-                group.addTask { await self.reportStatus() }
-                group.addTask { await self.watchCentrals() }
+        let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.consumeMessages() }
+                    group.addTask { await self.watchBlueZ(owners) }
+                    group.addTask { await self.subscribeOnEveryConnect() }
+                    group.addTask { await self.reportStatus() }
+                    group.addTask { await self.watchCentrals() }
+                    // The children run until the end; on shutdown, unregister from bluetoothd, then stop them all.
+                    for await _ in shutdownSignal {}
+                    await self.shutDown()
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                shutdownContinuation.finish()
             }
-        } onGracefulShutdown: {
-            Task { await self.shutDown() }
+        } onCancel: {
+            shutdownContinuation.finish()
         }
     }
 
@@ -100,6 +109,7 @@ package actor PeripheralBridge: Service {
     private func watchBlueZ(_ owners: DBusNameOwnerChangeStream) async {
         if (try? await bus.nameHasOwner(BlueZName.service)) == true { await bluetoothdAppeared() }
         for await change in owners {
+            if Task.isCancelled { return }
             if change.newOwner != nil {
                 await bluetoothdAppeared()
             } else {
@@ -195,6 +205,7 @@ package actor PeripheralBridge: Service {
     private func consumeMessages() async {
         let advertiseTopic = topics.bridgeRequest("advertise")
         for await message in mqtt.messages {
+            if Task.isCancelled { return }
             if let channels = channelsBySource[message.topic] {
                 for channel in channels {
                     let value: [UInt8]

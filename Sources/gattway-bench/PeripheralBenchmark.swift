@@ -36,13 +36,13 @@ struct PeripheralBenchmark: AsyncParsableCommand {
         }
         let world = try await BenchWorld(simulator: simulator)
         defer { world.stop() }
-        print("gattway-bench peripheral (\(gattway))")
+        report("gattway-bench peripheral (\(gattway))")
         for (label, rate) in [("unlimited", 0.0), ("realistic \(Int(linkRate))/s", linkRate)] {
             let count = rate == 0 ? messages : min(messages, Int(rate * 10))
             let result = try await world.withGattway(binary: gattway, policy: "backpressure", linkRate: rate) { run in
                 try await run.flood(count: count)
             }
-            print("throughput, link \(label): \(count) messages in \(fmt(result.seconds)) s = "
+            report("throughput, link \(label): \(count) messages in \(fmt(result.seconds)) s = "
                 + "\(Int(Double(count) / result.seconds)) notifications/s, "
                 + "gattway CPU \(fmt(result.cpuMicroseconds / Double(count))) µs/notification")
         }
@@ -51,14 +51,14 @@ struct PeripheralBenchmark: AsyncParsableCommand {
         }
         let sorted = latencies.sorted()
         if !sorted.isEmpty {
-            print("latency at \(Int(latencyRate))/s (\(sorted.count) values): p50 \(fmt(sorted[sorted.count / 2] * 1000)) ms, "
+            report("latency at \(Int(latencyRate))/s (\(sorted.count) values): p50 \(fmt(sorted[sorted.count / 2] * 1000)) ms, "
                 + "p99 \(fmt(sorted[min(sorted.count - 1, sorted.count * 99 / 100)] * 1000)) ms")
         }
         for policy in ["backpressure", "drop_oldest", "drop_newest", "latest"] {
             let result = try await world.withGattway(binary: gattway, policy: policy, linkRate: linkRate) { run in
                 try await run.overload(seconds: duration)
             }
-            print("overload \(Int(duration)) s, \(policy): published \(result.published), notified \(result.delivered), "
+            report("overload \(Int(duration)) s, \(policy): published \(result.published), notified \(result.delivered), "
                 + "gattway CPU \(fmt(result.cpuMicroseconds / Double(max(1, result.delivered)))) µs/notification, "
                 + "VmHWM \(result.peakKiB) KiB, VmRSS first/last \(result.firstRSSKiB)/\(result.lastRSSKiB) KiB")
         }
@@ -66,6 +66,16 @@ struct PeripheralBenchmark: AsyncParsableCommand {
 }
 
 private func fmt(_ value: Double) -> String { String(format: "%.2f", value) }
+
+/// One result line on stdout, written at once (stdout into a file is block-buffered otherwise).
+func report(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Progress on stderr, so that a slow phase shows where it is.
+func note(_ text: String) {
+    FileHandle.standardError.write(Data(("gattway-bench: " + text + "\n").utf8))
+}
 
 /// The simulator and a broker, started once; gattway is started per run with its own configuration.
 final class BenchWorld: Sendable {
@@ -79,7 +89,9 @@ final class BenchWorld: Sendable {
     init(simulator: String) async throws {
         directory = NSTemporaryDirectory() + "gattway-bench-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let (sim, address) = try Self.launch(simulator, ["--scenario", "Tests/BlueZSimulator/scenarios/lock.yaml"],
+        // The launcher changes into its own folder: give it an absolute scenario path.
+        let scenario = URL(fileURLWithPath: simulator).deletingLastPathComponent().appendingPathComponent("scenarios/lock.yaml")
+        let (sim, address) = try Self.launch(simulator, ["--scenario", scenario.path],
                                               waitingFor: "DBUS_SYSTEM_BUS_ADDRESS=")
         simulatorProcess = sim
         busAddress = address
@@ -103,7 +115,6 @@ final class BenchWorld: Sendable {
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(120)
         var text = ""
@@ -119,10 +130,13 @@ final class BenchWorld: Sendable {
         throw ValidationError("\(path) did not print \(prefix) within 120 s: \(text.suffix(500))")
     }
 
+    /// SIGTERM, up to 5 s to exit, then SIGKILL.
     func stop() {
         for process in [simulatorProcess, brokerProcess] where process.isRunning {
-            process.interrupt()
-            process.waitUntilExit()
+            process.terminate()
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
     }
 
@@ -157,9 +171,15 @@ final class BenchWorld: Sendable {
         process.arguments = ["run", "--config", config, "--log-level", "error"]
         process.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": busAddress]) { $1 }
         try process.run()
+        note("gattway \(index) started (policy \(policy), link rate \(linkRate)/s)")
         defer {
             process.terminate()
-            process.waitUntilExit()
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            if process.isRunning {
+                note("gattway did not stop within 10 s of SIGTERM; killing it")
+                kill(process.processIdentifier, SIGKILL)
+            }
         }
         let deadline = ContinuousClock.now + .seconds(30)
         while try await central("GetApplications", []).first?.string?.contains(PeripheralBenchmark.tx) != true {
@@ -168,6 +188,7 @@ final class BenchWorld: Sendable {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
+        note("application registered")
         let address = String(format: "10:00:00:00:00:%02X", index % 256)
         _ = try await central("Connect", [.string(address), .stringVariantDictionary([
             "mtu": .uint16(247), "rate": .double(linkRate), "buffer": .uint32(32),
@@ -180,8 +201,10 @@ final class BenchWorld: Sendable {
         let runner = Task { try await mqtt.run() }
         defer { runner.cancel() }
         try await mqtt.waitUntilConnected(timeout: .seconds(10))
+        note("central subscribed, publisher connected")
         let run = BenchRun(world: self, address: address, pid: process.processIdentifier, mqtt: mqtt)
         try await run.waitUntilSubscribed()
+        note("first notification arrived")
         return try await body(run)
     }
 }
@@ -286,6 +309,7 @@ struct BenchRun: Sendable {
             // Keep the simulator's record of received values from growing during long runs.
             _ = try await world.central("GetReceived", [.string(address), .string(PeripheralBenchmark.tx), .uint32(0)])
         }
+        note("overload done, waiting for the publisher")
         let published = try await publisher.value
         let delivered = try await notificationsReceived() - before
         return Overload(published: published, delivered: delivered, cpuMicroseconds: cpu.microsecondsSinceStart(),
