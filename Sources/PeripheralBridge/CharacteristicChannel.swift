@@ -41,23 +41,28 @@ final class CharacteristicChannel: Sendable {
 
     var value: [UInt8] { state.withLock { $0.value } }
 
-    /// Sets the value without notifying (a retained message on startup still notifies: centrals may listen).
-    func deliver(_ value: [UInt8]) async {
-        var stalled = false
-        while true {
-            let mustWait = state.withLock { state -> Bool in
-                state.value = value
-                if configuration.whenFull == .backpressure,
-                    state.subscribers.values.contains(where: { !$0.hasRoom })
-                {
-                    return true
-                }
-                for subscriber in state.subscribers.values {
-                    if case .dropped(let count) = subscriber.offer(value) { state.drops += count }
-                }
+    /// Sets the value and queues it for every subscriber, without waiting. False when backpressure applies and
+    /// some subscriber's queue is full: nothing was queued, and the caller must `deliver` (which waits).
+    ///
+    /// Synchronous on purpose: the common case costs no task switch on the MQTT consumer's hot path.
+    func offerNow(_ value: [UInt8]) -> Bool {
+        state.withLock { state -> Bool in
+            state.value = value
+            if configuration.whenFull == .backpressure, state.subscribers.values.contains(where: { !$0.hasRoom }) {
                 return false
             }
-            guard mustWait else { return }
+            for subscriber in state.subscribers.values {
+                if case .dropped(let count) = subscriber.offer(value) { state.drops += count }
+            }
+            return true
+        }
+    }
+
+    /// Like ``offerNow(_:)``, but waits for room under backpressure.
+    func deliver(_ value: [UInt8]) async {
+        var stalled = false
+        while !offerNow(value) {
+            if Task.isCancelled { return }
             let progressed = await waitForRoom()
             if !progressed && !stalled {
                 stalled = true

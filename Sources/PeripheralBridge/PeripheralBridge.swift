@@ -217,7 +217,8 @@ package actor PeripheralBridge: Service {
                         ])
                         continue
                     }
-                    await channel.deliver(Array(value.prefix(512)))
+                    let capped = value.count > 512 ? Array(value.prefix(512)) : value
+                    if !channel.offerNow(capped) { await channel.deliver(capped) }
                 }
             } else if message.topic == advertiseTopic {
                 await handleAdvertiseRequest(message)

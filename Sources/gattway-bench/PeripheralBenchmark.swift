@@ -59,7 +59,8 @@ struct PeripheralBenchmark: AsyncParsableCommand {
                 try await run.overload(seconds: duration)
             }
             report("overload \(Int(duration)) s, \(policy): published \(result.published), notified \(result.delivered), "
-                + "gattway CPU \(fmt(result.cpuMicroseconds / Double(max(1, result.delivered)))) µs/notification, "
+                + "gattway CPU \(fmt(result.cpuMicroseconds / Double(max(1, result.delivered)))) µs/notification "
+                + "(\(fmt(result.cpuMicroseconds / Double(max(1, result.published)))) µs/published message), "
                 + "VmHWM \(result.peakKiB) KiB, VmRSS first/last \(result.firstRSSKiB)/\(result.lastRSSKiB) KiB")
         }
     }
