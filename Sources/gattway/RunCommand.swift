@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import MQTTCore
 import Mosquitto
+import PeripheralBridge
 import ServiceLifecycle
 
 /// `gattway run --config FILE`: the daemon. Runs until SIGTERM or SIGINT, then stops cleanly: devices are
@@ -55,9 +56,13 @@ struct RunCommand: AsyncParsableCommand {
             configuration: configuration, bluez: bluez, mqtt: mqtt, version: GattwayVersion.current,
             logger: Logger(label: "gattway.central"))
         let readiness = SystemdReadiness(mqtt: mqtt)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: mqtt), .init(service: central), .init(service: readiness),
+        ]
+        services += peripheralServices(configuration: configuration, mqttOptions: mqttOptions, bus: bus)
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: mqtt), .init(service: central), .init(service: readiness)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         logger.notice("gattway.starting", metadata: ["config": "\(config)", "version": "\(GattwayVersion.current)"])
@@ -68,6 +73,30 @@ struct RunCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+// MARK: - Local peripheral
+
+extension RunCommand {
+    /// The local peripheral and its own MQTT connection (client id `<client_id>-peripheral`), so that its
+    /// backpressure pauses never stall the central bridge's connection. Empty without a `peripheral` section.
+    func peripheralServices(
+        configuration: BridgeConfiguration, mqttOptions: MosquittoClient.Options, bus: DBusConnection
+    ) -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        guard configuration.peripheral != nil else { return [] }
+        var options = mqttOptions
+        options.clientID += "-peripheral"
+        // The main connection owns bridge/state and its Last Will.
+        options.will = nil
+        options.shutdownMessages = []
+        // A small inbound buffer so a full notification queue pauses socket reads soon (memory stays flat).
+        options.inboundBuffer = .init(highWater: 64, lowWater: 16)
+        options.receiveMaximum = 32
+        let client = MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
+        let peripheral = PeripheralBridge(
+            configuration: configuration, bus: bus, mqtt: client, logger: Logger(label: "gattway.peripheral"))
+        return [.init(service: client), .init(service: peripheral)]
+    }
+}
 
 /// Tells systemd that the daemon is ready once the broker is connected, and that it is stopping on shutdown.
 struct SystemdReadiness: Service {

@@ -1,0 +1,55 @@
+import BridgeCore
+import DequeModule
+
+/// A bounded queue of values waiting to be sent to one subscriber, with the configured policy for a full queue.
+struct NotifyQueue: Sendable {
+    typealias Policy = PeripheralConfiguration.QueueFullPolicy
+
+    enum Offer: Equatable {
+        case queued
+        /// Backpressure: nothing was queued; the producer must wait for room.
+        case full
+        /// Queued, but this many values (old or new) were dropped by the policy.
+        case dropped(Int)
+    }
+
+    let capacity: Int
+    let policy: Policy
+    private(set) var items: Deque<[UInt8]> = []
+
+    init(capacity: Int, policy: Policy) {
+        self.capacity = max(1, capacity)
+        self.policy = policy
+    }
+
+    var count: Int { items.count }
+    var isEmpty: Bool { items.isEmpty }
+    var hasRoom: Bool { items.count < capacity }
+    var first: [UInt8]? { items.first }
+
+    mutating func offer(_ value: [UInt8]) -> Offer {
+        switch policy {
+        case .backpressure:
+            guard hasRoom else { return .full }
+            items.append(value)
+            return .queued
+        case .dropOldest:
+            guard !hasRoom else { items.append(value); return .queued }
+            items.removeFirst()
+            items.append(value)
+            return .dropped(1)
+        case .dropNewest:
+            guard !hasRoom else { items.append(value); return .queued }
+            return .dropped(1)
+        case .latest:
+            // Only the most recent unsent value matters: it replaces whatever still waits.
+            let replaced = items.count
+            items.removeAll(keepingCapacity: true)
+            items.append(value)
+            return replaced == 0 ? .queued : .dropped(replaced)
+        }
+    }
+
+    mutating func removeFirst() { items.removeFirst() }
+    mutating func removeAll() { items.removeAll() }
+}

@@ -1,0 +1,81 @@
+import DBus
+import Foundation
+import Testing
+import TestWorld
+
+/// The local peripheral end to end: the built gattway binary registers its GATT application with the simulator,
+/// whose remote central reads, writes and subscribes; values come from and go to a real broker.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PeripheralEndToEndTests {
+    private func withWorld(
+        whenFull: String = "backpressure", depth: Int = 16, _ body: (PeripheralWorld) async throws -> Void
+    ) async throws {
+        let world = try await PeripheralWorld(whenFull: whenFull, depth: depth)
+        do {
+            try await body(world)
+        } catch {
+            Issue.record("gattway log:\n\(world.gattway.errorOutput.suffix(4000))")
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+
+    @Test func publishedValueReachesASubscribedCentralThroughAcquireNotify() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await world.connectCentral()
+            let ccc = try await world.centralCall("WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
+            #expect(ccc.first?.byte == 0)
+            // The AcquireNotify session is set up in the background after the CCC write.
+            let deadline = ContinuousClock.now + .seconds(20)
+            var received: [[UInt8]] = []
+            var sent = 0
+            while ContinuousClock.now < deadline && received.isEmpty {
+                sent += 1
+                try await world.publish("test/tx", "hello-\(sent)")
+                try await Task.sleep(for: .milliseconds(200))
+                received += try await world.received()
+            }
+            #expect(received.first.map { String(decoding: $0, as: UTF8.self).hasPrefix("hello-") } == true)
+        }
+    }
+
+    @Test func readsHonourTheOffsetAndRefusePastTheEnd() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await world.publish("test/tx", "0123456789", retain: true)
+            try await world.connectCentral()
+            let deadline = ContinuousClock.now + .seconds(20)
+            var whole: [UInt8] = []
+            while ContinuousClock.now < deadline {
+                let reply = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)])
+                whole = reply.last?.bytes ?? []
+                if !whole.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(whole == Array("0123456789".utf8))
+            let tail = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(4)])
+            #expect(tail.last?.bytes == Array("456789".utf8))
+            let past = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(11)])
+            #expect(past.first?.byte == 0x07)  // ATT Invalid Offset
+        }
+    }
+
+    @Test func aCentralsWriteReachesTheSinkTopic() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await world.connectCentral()
+            let code = try await world.centralCall("WriteValue", [
+                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes([0xCA, 0xFE]), .string("request"), .uint16(0),
+            ])
+            #expect(code.first?.byte == 0)
+            try await world.observer.waitForMessage(on: "test/rx") { $0 == "cafe" }
+            let tooLong = try await world.centralCall("WriteValue", [
+                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes(Array(repeating: 1, count: 100)),
+                .string("request"), .uint16(0),
+            ])
+            #expect(tooLong.first?.byte == 0x0D)  // Invalid Attribute Value Length
+        }
+    }
+}

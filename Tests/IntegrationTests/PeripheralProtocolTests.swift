@@ -1,0 +1,172 @@
+import DBus
+import Foundation
+import Logging
+import Testing
+import TestWorld
+
+/// The local peripheral's less common paths end to end: StartNotify, long values and writes, advertising
+/// control, bluetoothd restarts and the advertisement budget check.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PeripheralProtocolTests {
+    private func withWorld(_ body: (PeripheralWorld) async throws -> Void) async throws {
+        let world = try await PeripheralWorld()
+        do {
+            try await body(world)
+        } catch {
+            Issue.record("gattway log:\n\(world.gattway.errorOutput.suffix(4000))")
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+
+    /// The unique bus name of gattway's registered application (the owner bluetoothd calls).
+    private func applicationOwner(_ world: PeripheralWorld) async throws -> String {
+        let json = try await world.centralCall("GetApplications", []).first?.string ?? "[]"
+        let apps = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        return try #require(apps.first?["owner"] as? String)
+    }
+
+    @Test func startNotifyEmitsValuesAsPropertiesChanged() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            let owner = try await applicationOwner(world)
+            let bus = try await DBusConnection.connect(
+                to: .address(world.simulator.busAddress), name: "test-bluetoothd", logger: Logger(label: "test"))
+            let signals = try await bus.signals(matching: DBusMatchRule(
+                sender: owner, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            // Play bluetoothd: a central enabled notifications on an app without using AcquireNotify.
+            _ = try await bus.call(destination: owner, path: "/org/gattway/peripheral/service0/char0",
+                                   interface: "org.bluez.GattCharacteristic1", method: "StartNotify")
+            try await world.publish("test/tx", "via-signal")
+            var value: [UInt8]?
+            for await signal in signals {
+                let changed = signal.arguments.dropFirst().first?.stringKeyedDictionary
+                if let bytes = changed?["Value"]?.variantValue.bytes {
+                    value = bytes
+                    break
+                }
+            }
+            #expect(value == Array("via-signal".utf8))
+            _ = try await bus.call(destination: owner, path: "/org/gattway/peripheral/service0/char0",
+                                   interface: "org.bluez.GattCharacteristic1", method: "StopNotify")
+            await bus.close()
+        }
+    }
+
+    @Test func aLongValueIsReadWholeAndNotifiedCutToTheMTU() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            let long = String(repeating: "abcdefghij", count: 20)
+            try await world.publish("test/tx", long, retain: true)
+            try await world.connectCentral()
+            _ = try await world.centralCall("WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
+            let deadline = ContinuousClock.now + .seconds(20)
+            var whole: [UInt8] = []
+            while ContinuousClock.now < deadline && whole.count < 200 {
+                whole = try await world.centralCall("ReadLongValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx)]).last?.bytes ?? []
+                if whole.count < 200 { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(whole == Array(long.utf8))
+            var received: [[UInt8]] = []
+            while ContinuousClock.now < deadline && received.isEmpty {
+                try await world.publish("test/tx", long)
+                try await Task.sleep(for: .milliseconds(200))
+                received = try await world.received()
+            }
+            // MTU 64 in PeripheralWorld: a notification carries at most 61 bytes.
+            #expect(received.first == Array(long.utf8.prefix(61)))
+        }
+    }
+
+    @Test func aPreparedWriteArrivesAsOneMessage() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await world.connectCentral()
+            let value = [UInt8](0..<60)
+            let code = try await world.centralCall("WriteValue", [
+                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes(value), .string("reliable"), .uint16(0),
+            ])
+            #expect(code.first?.byte == 0)
+            let hex = value.map { String(format: "%02x", $0) }.joined()
+            try await world.observer.waitForMessage(on: "test/rx") { $0 == hex }
+            #expect(world.observer.messages(on: "test/rx").count == 1)
+            // A write that grows past max_length (64) is refused as a whole.
+            let refused = try await world.centralCall("WriteValue", [
+                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes([UInt8](repeating: 9, count: 70)),
+                .string("prepared"), .uint16(0),
+            ])
+            #expect(refused.first?.byte == 0x0D)
+            try await Task.sleep(for: .milliseconds(500))  // nothing more may arrive; the broker is local
+            #expect(world.observer.messages(on: "test/rx").count == 1)
+        }
+    }
+
+    @Test func advertisingIsSwitchedOffAndOnOverMQTT() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await waitForAdvertisements(world, count: 1)
+            try await world.publish("gattway/bridge/request/advertise", #"{"enabled":false,"transaction":"a-1"}"#)
+            let off = try await world.observer.waitForMessage(on: "gattway/bridge/response/advertise")
+            #expect(off.payload.contains(#""ok":true"#) && off.payload.contains(#""transaction":"a-1""#))
+            try await waitForAdvertisements(world, count: 0)
+            try await world.publish("gattway/bridge/request/advertise", #"{"enabled":true,"transaction":7}"#)
+            let on = try await world.observer.waitForMessage(on: "gattway/bridge/response/advertise", skipping: 1)
+            #expect(on.payload.contains(#""enabled":true"#) && on.payload.contains(#""transaction":7"#))
+            try await waitForAdvertisements(world, count: 1)
+            let status = try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""advertising":true"#) }
+            #expect(status.payload.contains(#""tx":{"#))
+        }
+    }
+
+    @Test func theApplicationIsRegisteredAgainAfterBluetoothdRestarts() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await world.control.restartBluetoothd(downSeconds: 1)
+            try await world.waitForApplication()
+            try await waitForAdvertisements(world, count: 1)
+            try await world.connectCentral()
+            try await world.publish("test/tx", "after-restart", retain: true)
+            let deadline = ContinuousClock.now + .seconds(20)
+            var value: [UInt8] = []
+            while ContinuousClock.now < deadline && value != Array("after-restart".utf8) {
+                value = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]).last?.bytes ?? []
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(value == Array("after-restart".utf8))
+        }
+    }
+
+    @Test func anOversizedAdvertisementIsAConfigurationErrorWithTheByteCount() async throws {
+        let directory = try makeTemporaryDirectory("gattway-advert")
+        let path = directory + "/config.yaml"
+        try """
+            mqtt: { url: "mqtt://127.0.0.1:1883" }
+            peripheral:
+              advertise:
+                local_name: a-name-that-is-rather-long
+                service_uuids: ["\(PeripheralWorld.service)"]
+                manufacturer_data: { company_id: 0x0059, data: "00112233445566778899" }
+              services:
+                - uuid: "\(PeripheralWorld.service)"
+                  characteristics:
+                    - { uuid: "\(PeripheralWorld.tx)", flags: [read], source_topic: test/tx }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try await GattwayBinary.run(["check-config", path])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("bytes"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("over the 31-byte legacy limit"), "stderr: \(result.stderr)")
+    }
+
+    private func waitForAdvertisements(_ world: PeripheralWorld, count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var seen = -1
+        while ContinuousClock.now < deadline {
+            let json = try await world.centralCall("GetAdvertisements", []).first?.string ?? "[]"
+            seen = (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [Any])?.count ?? -1
+            if seen == count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestWorldError("expected \(count) advertisements, saw \(seen)")
+    }
+}
