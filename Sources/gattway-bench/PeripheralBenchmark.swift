@@ -34,7 +34,7 @@ struct PeripheralBenchmark: AsyncParsableCommand {
             handler.logLevel = .error
             return handler
         }
-        let world = try await BenchWorld(simulator: simulator)
+        let world = try await PeripheralBenchWorld(simulator: simulator)
         defer { world.stop() }
         report("gattway-bench peripheral (\(gattway))")
         for (label, rate) in [("unlimited", 0.0), ("realistic \(Int(linkRate))/s", linkRate)] {
@@ -79,7 +79,7 @@ func note(_ text: String) {
 }
 
 /// The simulator and a broker, started once; gattway is started per run with its own configuration.
-final class BenchWorld: Sendable {
+final class PeripheralBenchWorld: Sendable {
     let simulatorProcess: Process
     let brokerProcess: Process
     let busAddress: String
@@ -212,7 +212,7 @@ final class BenchWorld: Sendable {
 
 /// One connected, subscribed central and a publisher: the measurements.
 struct BenchRun: Sendable {
-    let world: BenchWorld
+    let world: PeripheralBenchWorld
     let address: String
     let pid: Int32
     let mqtt: MosquittoClient
