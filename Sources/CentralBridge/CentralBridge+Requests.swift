@@ -27,11 +27,11 @@ extension CentralBridge {
             guard seconds > 0, seconds <= 300 else {
                 return fail(reply, .gattway("InvalidRequest", "duration must be between 0 and 300 seconds"))
             }
-            discovering = false
             await ensureDiscovery()
-            succeed(reply) { writer in
-                writer.field("discovering", self.discovering)
-                writer.field("known_devices", self.tree.devices.count)
+            // Answer once the scan window has passed, with what BlueZ heard (the strongest first, at most 200).
+            spawn {
+                try? await Task.sleep(for: .seconds(seconds))
+                await self.answerScan(reply)
             }
         case "connect", "disconnect", "remove":
             guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),
@@ -42,6 +42,24 @@ extension CentralBridge {
             await perform(verb, on: path, reply: reply)
         default:
             fail(reply, .gattway("UnknownRequest", "unknown bridge request \(verb)"))
+        }
+    }
+
+    private func answerScan(_ reply: ReplyAddress) {
+        let heard = tree.devices.values.sorted { ($0.rssi ?? -128) > ($1.rssi ?? -128) }.prefix(200)
+        succeed(reply) { writer in
+            writer.field("discovering", self.discovering)
+            writer.key("devices")
+            writer.beginArray()
+            for device in heard {
+                writer.beginObject()
+                if let address = device.address { writer.field("address", address.description) }
+                if let name = device.name { writer.field("name", name) }
+                if let rssi = device.rssi { writer.field("rssi", Int(rssi)) }
+                if let tracked = self.devices[device.path] { writer.field("tracked_as", tracked.topic) }
+                writer.endObject()
+            }
+            writer.endArray()
         }
     }
 

@@ -86,3 +86,29 @@ struct CentralCommandsEndToEndTests {
         await world.stop()
     }
 }
+
+/// `bridge/request/scan` answers after its window with what was heard.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct CentralScanEndToEndTests {
+    @Test func scanAnswersWithTheDevicesHeard() async throws {
+        let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
+        do {
+            try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
+            try await world.publish("gattway/bridge/request/scan", #"{"duration":1,"transaction":"s"}"#)
+            let answer = try await world.observer.waitForMessage(on: "gattway/bridge/response/scan")
+            #expect(answer.payload.contains("\"ok\":true"))
+            #expect(answer.payload.contains("C4:7C:8D:6A:3E:11"))
+            #expect(answer.payload.contains("\"tracked_as\":\"chest-strap\""))
+            #expect(answer.payload.contains("\"transaction\":\"s\""))
+            try await world.publish("gattway/bridge/request/scan", #"{"duration":9999}"#)
+            try await world.observer.waitForMessage(on: "gattway/bridge/response/scan", skipping: 1) {
+                $0.contains("InvalidRequest")
+            }
+        } catch {
+            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+}
