@@ -32,7 +32,8 @@ enum BenchFreePort {
         throw BenchError("nothing accepts connections on port \(port) after 10 s: \(process.logTail())")
     }
 
-    private static func canConnect(port: UInt16) -> Bool {
+    /// Whether something accepts TCP connections on 127.0.0.1:`port` now.
+    static func canConnect(port: UInt16) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

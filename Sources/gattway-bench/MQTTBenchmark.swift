@@ -121,7 +121,7 @@ private final class MQTTBenchmarkBroker {
     private let directory: String
 
     init() throws {
-        port = try Self.freePort()
+        port = try BenchFreePort.loopback()
         directory = NSTemporaryDirectory() + "gattway-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let config = directory + "/mosquitto.conf"
@@ -145,7 +145,7 @@ private final class MQTTBenchmarkBroker {
             throw MQTTBenchmarkError("cannot start /usr/sbin/mosquitto (apt-get install mosquitto): \(error)")
         }
         let deadline = ContinuousClock.now + .seconds(10)
-        while !Self.accepts(port) {
+        while !BenchFreePort.canConnect(port: port) {
             guard process.isRunning else { throw MQTTBenchmarkError("mosquitto exited with status \(process.terminationStatus)") }
             guard ContinuousClock.now < deadline else { throw MQTTBenchmarkError("mosquitto does not accept connections on port \(port)") }
             usleep(20_000)  // start-up polling of an external process, bounded by the deadline above
@@ -160,34 +160,6 @@ private final class MQTTBenchmarkBroker {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MQTTBenchmarkError("socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else { throw MQTTBenchmarkError("cannot find a free port: errno \(errno)") }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
-    private static func accepts(_ port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }
 
