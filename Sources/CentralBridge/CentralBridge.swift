@@ -179,6 +179,7 @@ package actor CentralBridge: Service {
             break
         case .deviceAppeared(let path):
             deviceSeen(path)
+            checkWaiters(path)
         case .deviceAdvertChanged(let path):
             if devices[path] != nil { advertChanged(path) } else { deviceSeen(path) }
         case .deviceConnectionChanged(let path):
