@@ -29,20 +29,19 @@ package final class NotificationSocket: Sendable {
         onClose: @escaping @Sendable () -> Void = {}
     ) {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        let handle = ReadSourceHandle(source, queue: queue)
+        let handle = ReadSourceHandle(source, queue: queue, bufferSize: max(Int(mtu), 517) + 1)
         self.source = handle
-        let capacity = max(Int(mtu), 517) + 1
         let counters = self.counters
         source.setEventHandler {
             var batch: Batch = []
             var hungUp = false
             // Drain what is there now, bounded so one busy socket cannot starve the queue.
+            let buffer = handle.receiveBuffer
             for _ in 0..<512 {
-                var datagram = [UInt8](repeating: 0, count: capacity)
-                let count = datagram.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, Int32(MSG_DONTWAIT)) }
+                let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
                 if count > 0 {
-                    datagram.removeSubrange(count...)
-                    batch.append(datagram)
+                    // One exact-size copy per notification: it becomes the MQTT payload.
+                    batch.append(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
                 } else if count == 0 {
                     hungUp = true
                     break
@@ -102,17 +101,20 @@ private final class CounterBox: Sendable {
 }
 
 /// The read source, shared with its own handlers.
-/// @unchecked Sendable: `paused` is only touched on the source's queue (the event handler, and `resume()`, which
+/// @unchecked Sendable: `paused` and `receiveBuffer` are only touched on the source's queue (the event handler, and `resume()`, which
 /// callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
 /// is released, since libdispatch traps on releasing a suspended source.
 private final class ReadSourceHandle: @unchecked Sendable {
     private let source: any DispatchSourceRead
     private let queue: DispatchQueue
     private var paused = false
+    /// Reused for every datagram; only the event handler (on the source's queue) touches it.
+    let receiveBuffer: UnsafeMutableRawBufferPointer
 
-    init(_ source: any DispatchSourceRead, queue: DispatchQueue) {
+    init(_ source: any DispatchSourceRead, queue: DispatchQueue, bufferSize: Int) {
         self.source = source
         self.queue = queue
+        receiveBuffer = .allocate(byteCount: bufferSize, alignment: 1)
     }
 
     func pause() {
@@ -135,5 +137,6 @@ private final class ReadSourceHandle: @unchecked Sendable {
 
     deinit {
         if paused { source.resume() }
+        receiveBuffer.deallocate()
     }
 }
