@@ -1,5 +1,6 @@
 import CMosquitto
 import Dispatch
+import Glibc
 import MQTTCore
 
 extension MosquittoClient {
@@ -32,6 +33,10 @@ extension MosquittoClient {
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
         var result = QueuePublishResult(taken: 0, failed: 0)
+        // libmosquitto writes each publish at once and TCP_NODELAY is on: cork the socket around a burst so that
+        // it leaves as full segments instead of one segment per message.
+        let corked = messages.count > 1 ? cork(true) : false
+        defer { if corked { _ = cork(false) } }
         for message in messages {
             guard hasCapacity(for: message.qos) else {
                 capacityCallbacks.append(onCapacity)
@@ -41,6 +46,15 @@ extension MosquittoClient {
             result.taken += 1
         }
         return result
+    }
+
+    /// Sets TCP_CORK on the broker socket; false when there is no connected socket (or it is not TCP).
+    private func cork(_ on: Bool) -> Bool {
+        guard let handle = handle?.pointer, state == .connected else { return false }
+        let fd = mosquitto_socket(handle)
+        guard fd >= 0 else { return false }
+        var value: Int32 = on ? 1 : 0
+        return setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
     }
 
     private func hasCapacity(for qos: MQTTQoS) -> Bool {
