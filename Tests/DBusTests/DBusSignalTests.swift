@@ -4,14 +4,16 @@ import TestWorld
 
 @Suite("D-Bus signals and match rules")
 struct DBusSignalTests {
-    /// Collects `count` signals from `stream`.
-    static func collect(_ count: Int, from stream: DBusSignalStream) async -> [DBusSignal] {
-        var received: [DBusSignal] = []
-        for await signal in stream {
-            received.append(signal)
-            if received.count == count { break }
+    /// Collects `count` signals from `stream` (fewer when the stream ends), failing after 20 s.
+    static func collect(_ count: Int, from stream: DBusSignalStream) async throws -> [DBusSignal] {
+        try await withDeadline(.seconds(20), "\(count) signals") {
+            var received: [DBusSignal] = []
+            for await signal in stream {
+                received.append(signal)
+                if received.count == count { break }
+            }
+            return received
         }
-        return received
     }
 
     @Test("path_namespace and arg0 rules deliver only what they match, to every matching stream")
@@ -34,12 +36,12 @@ struct DBusSignalTests {
             try await emit("/c", "pick")
             try await emit("/a", "end")
 
-            let all = await Self.collect(5, from: everything)
+            let all = try await Self.collect(5, from: everything)
             #expect(all.map(\.path) == ["/a", "/ab", "/a/b", "/c", "/a"])
             #expect(all.allSatisfy { $0.sender == sender && $0.member == "Changed" })
-            let inNamespace = await Self.collect(3, from: namespace)
+            let inNamespace = try await Self.collect(3, from: namespace)
             #expect(inNamespace.map(\.path) == ["/a", "/a/b", "/a"])
-            let picked = await Self.collect(2, from: byArg0)
+            let picked = try await Self.collect(2, from: byArg0)
             #expect(picked.map(\.path) == ["/a", "/c"])
             #expect(picked.first?.arguments == [.string("pick")])
         }
@@ -52,7 +54,7 @@ struct DBusSignalTests {
             let stream = try await world.client.signals(
                 matching: DBusMatchRule(sender: "org.gattway.Emitter", interface: "org.gattway.Test"))
             try await world.server.emitSignal(path: "/x", interface: "org.gattway.Test", name: "Ping")
-            let received = await Self.collect(1, from: stream)
+            let received = try await Self.collect(1, from: stream)
             #expect(received.first?.sender == world.server.uniqueName)
             #expect(try await world.server.releaseName("org.gattway.Emitter") == .released)
         }
@@ -69,12 +71,12 @@ struct DBusSignalTests {
                     path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.uint32(UInt32(index))])
             }
             // Both streams are fed in the same dispatch, so once `large` has all 50, `small` has seen them too.
-            let all = await Self.collect(50, from: large)
+            let all = try await Self.collect(50, from: large)
             #expect(all.map { $0.arguments.first?.uint32 } == (0..<50).map { UInt32($0) })
             #expect(small.droppedCount == 46)
             #expect(large.droppedCount == 0)
             #expect(world.client.droppedSignalCount == 46)
-            let kept = await Self.collect(4, from: small)
+            let kept = try await Self.collect(4, from: small)
             #expect(kept.map { $0.arguments.first?.uint32 } == [46, 47, 48, 49])
         }
     }
@@ -89,10 +91,13 @@ struct DBusSignalTests {
             #expect(try await world.client.getNameOwner("org.gattway.Owner") == owner.uniqueName)
             let ownerName = owner.uniqueName
             await owner.close()
-            var seen: [DBusNameOwnerChange] = []
-            for await change in changes {
-                seen.append(change)
-                if seen.count == 2 { break }
+            let seen = try await withDeadline(.seconds(20), "two NameOwnerChanged signals") {
+                var seen: [DBusNameOwnerChange] = []
+                for await change in changes {
+                    seen.append(change)
+                    if seen.count == 2 { break }
+                }
+                return seen
             }
             #expect(seen == [
                 DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: nil, newOwner: ownerName),

@@ -43,10 +43,13 @@ struct PeripheralBackpressureTests {
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(await publisher.waitForExit(timeout: .seconds(5)) == 0)
-        // Let the status topic catch up (it is published at most once a second).
-        try await Task.sleep(for: .milliseconds(1_500))
-        received += try await world.received().map { Int(String(decoding: $0, as: UTF8.self)) ?? -1 }
-        drops = latestDrops(world)
+        // Let the last notifications and the status topic (published at most once a second) catch up.
+        let settled = ContinuousClock.now + .seconds(20)
+        repeat {
+            try await Task.sleep(for: .milliseconds(250))
+            received += try await world.received().map { Int(String(decoding: $0, as: UTF8.self)) ?? -1 }
+            drops = latestDrops(world)
+        } while received.count + drops < Self.total && ContinuousClock.now < settled
 
         let inOrder = zip(received, received.dropFirst()).allSatisfy { $0 < $1 }
         #expect(inOrder, "values must arrive in order")

@@ -39,13 +39,12 @@ struct PeripheralProtocolTests {
             _ = try await bus.call(destination: owner, path: "/org/gattway/peripheral/service0/char0",
                                    interface: "org.bluez.GattCharacteristic1", method: "StartNotify")
             try await world.publish("test/tx", "via-signal")
-            var value: [UInt8]?
-            for await signal in signals {
-                let changed = signal.arguments.dropFirst().first?.stringKeyedDictionary
-                if let bytes = changed?["Value"]?.variantValue.bytes {
-                    value = bytes
-                    break
+            let value = try await withDeadline(.seconds(20), "a PropertiesChanged signal with a Value") {
+                for await signal in signals {
+                    let changed = signal.arguments.dropFirst().first?.stringKeyedDictionary
+                    if let bytes = changed?["Value"]?.variantValue.bytes { return bytes }
                 }
+                return []
             }
             #expect(value == Array("via-signal".utf8))
             _ = try await bus.call(destination: owner, path: "/org/gattway/peripheral/service0/char0",

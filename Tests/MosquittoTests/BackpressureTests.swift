@@ -15,7 +15,7 @@ import Testing
         let count = 100_000
         try await withRunningClients([subscriber, publisher]) {
             try await subscriber.subscribe("flood", qos: .atLeastOnce)
-            async let received: (inOrder: Bool, count: Int) = {
+            async let received: (inOrder: Bool, count: Int) = withDeadline(.seconds(180), "\(count) messages") {
                 var expected = 0
                 var inOrder = true
                 for await message in subscriber.messages {
@@ -26,7 +26,7 @@ import Testing
                     if expected == count { break }
                 }
                 return (inOrder, expected)
-            }()
+            }
             let batch = 1_000
             for start in stride(from: 0, to: count, by: batch) {
                 let messages = (start..<start + batch).map {
@@ -35,7 +35,7 @@ import Testing
                 try await publisher.publish(contentsOf: messages)
             }
             try await publisher.waitForAcks(timeout: .seconds(60))
-            let result = await received
+            let result = try await received
             #expect(result.count == count)
             #expect(result.inOrder)
             let statistics = await subscriber.currentStatistics

@@ -11,18 +11,18 @@ import Testing
         let count = 10_000
         try await withRunningClients([publisher, subscriber]) {
             try await subscriber.subscribe("bench/qos1", qos: .atLeastOnce)
-            async let received: [Int] = {
+            async let received: [Int] = withDeadline(.seconds(60), "\(count) messages") {
                 var numbers: [Int] = []
                 for await message in subscriber.messages {
                     numbers.append(sequenceNumber(message.payload))
                     if numbers.count == count { break }
                 }
                 return numbers
-            }()
+            }
             let messages = (0..<count).map { MQTTMessage(topic: "bench/qos1", payload: sequencePayload($0), qos: .atLeastOnce) }
             try await publisher.publish(contentsOf: messages)
             try await publisher.waitForAcks(timeout: .seconds(30))
-            let numbers = await received
+            let numbers = try await received
             #expect(numbers == Array(0..<count))
             let statistics = await publisher.currentStatistics
             #expect(statistics.messagesPublished == count)

@@ -41,19 +41,9 @@ func sequenceNumber(_ payload: [UInt8]) -> Int {
 
 /// The next message `client` receives, failing the test when none arrives within `timeout`.
 func nextMessage(of client: MosquittoClient, timeout: Duration = .seconds(15)) async throws -> MQTTMessage {
-    try await withThrowingTaskGroup(of: MQTTMessage?.self) { group in
-        group.addTask {
-            var iterator = client.messages.makeAsyncIterator()
-            return await iterator.next()
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)  // the deadline, not a delay: the other child normally wins
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let message = try await group.next() ?? nil else {
-            throw TestWorldError("no message received within \(timeout)")
-        }
+    try await withDeadline(timeout, "a message") {
+        var iterator = client.messages.makeAsyncIterator()
+        guard let message = await iterator.next() else { throw TestWorldError("the message stream ended") }
         return message
     }
 }

@@ -11,6 +11,7 @@ package final class ChildProcess: @unchecked Sendable {
     private var lines: [String] = []
     private var partial = Data()
     private var stderrText = Data()
+    private var openStreams = 2
     package let name: String
 
     /// Starts `executable` with `arguments`. The executable is looked up on PATH when it has no slash.
@@ -38,16 +39,40 @@ package final class ChildProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         out.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            self?.append(data)
+            guard let self else { return }
+            if data.isEmpty { return self.streamEnded(handle) }
+            self.append(data)
         }
         err.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self else { return }
+            if data.isEmpty { return self.streamEnded(handle) }
             self.lock.lock()
             self.stderrText.append(data)
             self.lock.unlock()
         }
         try process.run()
+    }
+
+    /// An empty read is end of file: the program (and every child holding the pipe) closed it.
+    private func streamEnded(_ handle: FileHandle) {
+        handle.readabilityHandler = nil
+        lock.lock()
+        openStreams -= 1
+        lock.unlock()
+    }
+
+    /// Waits until standard output and standard error have both reached end of file, up to `timeout`, so that
+    /// everything the program printed has been read; returns whether they did. End of file can come late, or not
+    /// at all, when another program started at the same moment inherited the pipe, so the timeout is its bound.
+    @discardableResult
+    package func waitForEndOfOutput(timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if lock.withLock({ openStreams }) == 0 { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
     }
 
     private func append(_ data: Data) {
@@ -87,6 +112,9 @@ package final class ChildProcess: @unchecked Sendable {
         while ContinuousClock.now < deadline {
             if let line = outputLines.first(where: predicate) { return line }
             if !process.isRunning {
+                // The line may still be in the pipe: read to end of file before concluding it never came.
+                await waitForEndOfOutput(timeout: .seconds(2))
+                if let line = outputLines.first(where: predicate) { return line }
                 throw TestWorldError("\(name) exited with status \(process.terminationStatus) before printing the expected line; stderr: \(errorOutput)")
             }
             try await Task.sleep(for: .milliseconds(20))

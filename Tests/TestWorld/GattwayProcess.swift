@@ -16,14 +16,7 @@ package enum GattwayBinary {
     package static func run(
         _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(60)
     ) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let child = try ChildProcess(path, arguments, environment: environment)
-        guard let status = await child.waitForExit(timeout: timeout) else {
-            await child.stop()
-            throw TestWorldError("gattway \(arguments.joined(separator: " ")) did not finish within \(timeout)")
-        }
-        // Give the pipe readers a moment to deliver the last bytes after exit.
-        try await Task.sleep(for: .milliseconds(100))
-        return (status, child.outputLines.joined(separator: "\n"), child.errorOutput)
+        try await runToCompletion(path, arguments, environment: environment, timeout: timeout)
     }
 
     /// Starts `gattway run --config <config>` in the background.

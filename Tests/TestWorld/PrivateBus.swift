@@ -74,19 +74,40 @@ package func withPrivateBus<T>(_ body: (PrivateBus) async throws -> T) async thr
 }
 
 /// Runs a command-line tool to completion (with a timeout) and returns its standard output.
-///
-/// Output goes to a temporary file rather than a pipe, so everything is there once the process has exited.
 package func runTool(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(20)) async throws
     -> String
 {
+    let result = try await runToCompletion(executable, arguments, timeout: timeout)
+    guard result.status == 0 else {
+        throw TestWorldError("\(executable) \(arguments) exited with \(result.status): \(result.stderr) \(result.stdout)")
+    }
+    return result.stdout
+}
+
+/// Runs a program to completion (with a timeout) and returns its exit status and output.
+///
+/// Output goes to temporary files rather than pipes, so everything is there once the process has exited: a pipe's
+/// write end may be inherited by another program started at the same moment and then never reach end of file.
+package func runToCompletion(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+    timeout: Duration = .seconds(20)
+) async throws -> (status: Int32, stdout: String, stderr: String) {
     let directory = try makeTemporaryDirectory("gattway-tool")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let outputPath = directory + "/out", errorPath = directory + "/err"
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [executable] + arguments
+    if executable.contains("/") {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+    }
+    if let environment {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
     process.standardInput = FileHandle.nullDevice
@@ -100,9 +121,6 @@ package func runTool(_ executable: String, _ arguments: [String], timeout: Durat
         try await Task.sleep(for: .milliseconds(10))
     }
     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0 else {
-        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        throw TestWorldError("\(executable) \(arguments) exited with \(process.terminationStatus): \(errors) \(output)")
-    }
-    return output
+    let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, output, errors)
 }
