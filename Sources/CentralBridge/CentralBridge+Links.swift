@@ -92,8 +92,8 @@ extension CentralBridge {
     private func subscribeNotifications(_ path: String) async throws {
         guard let device = devices[path] else { return }
         closeSockets(path)
-        var valueRoutes: [String: Int] = [:]
-        for (index, route) in device.routes.enumerated() {
+        var resolved: [(route: CharacteristicRoute, characteristic: BlueZCharacteristicState)] = []
+        for route in device.routes {
             guard let characteristic = tree.characteristic(
                 ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
             else {
@@ -104,9 +104,13 @@ extension CentralBridge {
                 }
                 continue
             }
-            // Reads (`/get`) arrive as PropertiesChanged(Value) too, for every configured characteristic.
-            valueRoutes[characteristic.path] = index
-            guard route.characteristic.notify, characteristic.canNotify else { continue }
+            resolved.append((route, characteristic))
+        }
+        // Reads (`/get`) arrive as PropertiesChanged(Value) too, for every configured characteristic; the routes are
+        // in place before the first StartNotify so that no early value is missed.
+        values.setRoutes(
+            Dictionary(resolved.map { ($0.characteristic.path, $0.route) }) { first, _ in first }, ofDevice: path)
+        for (route, characteristic) in resolved where route.characteristic.notify && characteristic.canNotify {
             do {
                 let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristic.path)
                 let publisher = NotificationPublisher(route: route, mqtt: mqtt, store: store, metrics: metrics)
@@ -120,7 +124,6 @@ extension CentralBridge {
                 try await retryingInProgress { try await self.bluez.startNotify(characteristic: characteristic.path) }
             }
         }
-        devices[path]?.valueRoutes = valueRoutes
     }
 
     /// The link dropped (or could not be completed): release its sockets and publish it offline.

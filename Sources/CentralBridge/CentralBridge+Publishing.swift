@@ -4,26 +4,10 @@ import Logging
 import MQTTCore
 
 extension CentralBridge {
-    /// A characteristic's value changed through PropertiesChanged: a StartNotify notification or a read.
+    /// A characteristic's value changed through a PropertiesChanged that the value tap left to the object tree
+    /// (one that carried other properties along with `Value`).
     func characteristicValueChanged(_ characteristicPath: String, _ value: [UInt8]) {
-        let devicePath = tree.devicePath(ofGATTObject: characteristicPath)
-        guard let device = devices[devicePath], let index = device.valueRoutes[characteristicPath] else { return }
-        let route = device.routes[index]
-        guard let payload = try? route.characteristic.codec.decode(value) else {
-            metrics.decodeFailures.increment()
-            logger.debug("value.decode.failed", metadata: ["mqtt.topic": "\(route.valueTopic)"])
-            return
-        }
-        if route.retain, let previous = store.lastValue(of: route.valueTopic), previous == value,
-            !store.hasPublished(route.valueTopic)
-        {
-            store.markPublished(route.valueTopic)
-            return
-        }
-        store.markPublished(route.valueTopic)
-        store.setLastValue(value, of: route.valueTopic)
-        metrics.notifications.increment()
-        outbox.send(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
+        values.relay(value, ofCharacteristic: characteristicPath)
     }
 
     /// Publishes `<device>/availability` (retained) when it changed, or always with `force`.

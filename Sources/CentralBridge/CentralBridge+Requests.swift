@@ -84,6 +84,7 @@ extension CentralBridge {
                 closeSockets(path)
                 publishAvailability(path, online: false)
                 devices[path] = nil
+                values.setRoutes([:], ofDevice: path)
                 tree.pinnedDevices.remove(path)
                 store.forget(address: device.address)
                 try await bluez.removeDevice(adapter: adapterPath, device: path)

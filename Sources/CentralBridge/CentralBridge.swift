@@ -25,7 +25,10 @@ package actor CentralBridge: Service {
     let store: CentralStateStore
     let adapterPath: String
     let metrics: CentralMetrics
-    let outbox = Outbox()
+    let outbox: Outbox
+    let values: ValueRelay
+    /// The StartNotify hot path: PropertiesChanged(Value) signals handed straight to `values`.
+    var valueTap: DBusSignalTapToken?
 
     var tree: BlueZObjectTree
     var devices: [String: TrackedDevice] = [:]
@@ -58,6 +61,8 @@ package actor CentralBridge: Service {
         tree = BlueZObjectTree(maxDevices: configuration.bluetooth.maxTrackedDevices)
         connectSlotsFree = configuration.bluetooth.maxConcurrentConnects
         metrics = CentralMetrics()
+        outbox = Outbox(mqtt: mqtt, logger: logger)
+        values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
         for device in configuration.devices {
             if case .address(let address) = device.selector {
                 tree.pinnedDevices.insert(adapterPath + "/" + address.bluezPathComponent)
@@ -77,7 +82,6 @@ package actor CentralBridge: Service {
                     group.addTask { await self.consumeMQTTMessages() }
                     group.addTask { await self.consumeConnectionEvents() }
                     group.addTask { await self.saveStatePeriodically() }
-                    group.addTask { await self.outbox.run(publishingWith: self.mqtt, logger: self.logger) }
                     group.addTask {
                         for await _ in shutdownSignal {}
                         await self.shutDown()
@@ -118,6 +122,10 @@ package actor CentralBridge: Service {
     /// gone: that is fatal for this process (a supervisor such as systemd restarts it), since every BlueZ object,
     /// session and subscription died with the connection.
     private func consumeBlueZEvents() async throws {
+        let values = self.values
+        valueTap = try await bluez.tapCharacteristicValues { path, value in
+            values.relay(value, ofCharacteristic: path)
+        }
         for await event in bluez.watch() {
             handle(event)
         }

@@ -96,6 +96,18 @@ final class CentralStateStore: Sendable {
     func hasPublished(_ topic: String) -> Bool { state.withLock { $0.publishedThisRun.contains(topic) } }
     func markPublished(_ topic: String) { _ = state.withLock { $0.publishedThisRun.insert(topic) } }
 
+    /// Marks `topic` published this run and records `value` as its last value; false when this is its first value
+    /// this run and equals the one remembered from the last run, so the retained message needs no republishing.
+    func recordPublication(of value: [UInt8], on topic: String) -> Bool {
+        state.withLock { state in
+            let first = state.publishedThisRun.insert(topic).inserted
+            if first && state.lastValues[topic] == value { return false }
+            state.lastValues[topic] = value
+            state.dirty = true
+            return true
+        }
+    }
+
     func saveIfDirty() {
         if state.withLock({ $0.dirty }) { save() }
     }

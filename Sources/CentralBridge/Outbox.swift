@@ -6,80 +6,70 @@ import Synchronization
 
 /// The bridge's ordered queue of messages to publish (availability, adverts, results, events, StartNotify values).
 ///
-/// The actor never waits for the broker: it hands messages here and one consumer publishes them in order, taking
-/// everything queued at once so that a burst costs one hop to the MQTT client. Bounded: beyond `limit` queued
-/// messages new ones are dropped and counted (`dropped`), so a broker that is away for long cannot grow memory
-/// without bound.
+/// Nobody waits for the broker: senders (the bridge actor, the D-Bus queue's value relay) append here, and the
+/// queue is flushed on the MQTT client's own queue with `publishOnQueue`, everything queued at once, so a burst
+/// costs one hand-off and no task or actor hop. When the client has no capacity (QoS 1 publishes at their bound,
+/// or a full output buffer) the rest waits here until the client reports capacity again. Bounded: beyond `limit`
+/// queued messages new ones are dropped and counted (`dropped`), so a broker that is away for long cannot grow
+/// memory without bound; QoS 0 messages published while the broker is away are lost and counted too.
 final class Outbox: Sendable {
     private struct State {
         var queue: Deque<MQTTMessage> = []
-        var waiter: CheckedContinuation<Void, Never>?
+        /// A flush is queued on the MQTT client's queue, or waits there for capacity.
+        var flushing = false
         var finished = false
-        var inFlight = 0
         var dropped = 0
     }
 
     private let state = Mutex(State())
+    private let mqtt: MosquittoClient
+    private let logger: Logger
     private let limit: Int
 
-    init(limit: Int = 10_000) {
+    init(mqtt: MosquittoClient, logger: Logger, limit: Int = 10_000) {
+        self.mqtt = mqtt
+        self.logger = logger
         self.limit = limit
     }
 
+    /// Queues `message`; callable from any thread.
     func send(_ message: MQTTMessage) {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let startFlush = state.withLock { state in
             guard !state.finished, state.queue.count < limit else {
                 state.dropped += 1
-                return nil
+                return false
             }
             state.queue.append(message)
-            defer { state.waiter = nil }
-            return state.waiter
+            guard !state.flushing else { return false }
+            state.flushing = true
+            return true
         }
-        waiter?.resume()
+        if startFlush { mqtt.queue.async { self.flush() } }
     }
 
     var dropped: Int { state.withLock { $0.dropped } }
 
-    /// Publishes everything sent, in order, until `finish()`.
-    func run(publishingWith mqtt: MosquittoClient, logger: Logger) async {
-        while let batch = await nextBatch() {
-            do {
-                try await mqtt.publish(contentsOf: batch)
-            } catch {
-                // QoS 0 while the broker is away: the messages are lost; counted as dropped.
-                state.withLock { $0.dropped += batch.count }
-                logger.debug("mqtt.publish.failed", metadata: ["count": "\(batch.count)", "error": "\(error)"])
-            }
-            state.withLock { $0.inFlight = 0 }
-        }
-    }
-
-    /// Everything queued, or nil once finished and empty.
-    private func nextBatch() async -> [MQTTMessage]? {
+    /// Runs on the MQTT client's queue: offers everything queued to the client, in order, until the queue is empty
+    /// or the client has no capacity (then the client calls back here when it has).
+    private func flush() {
         while true {
-            enum Next { case batch([MQTTMessage]), finished, wait }
-            let next: Next = state.withLock { state in
-                if !state.queue.isEmpty {
-                    let batch = Array(state.queue)
-                    state.queue.removeAll(keepingCapacity: true)
-                    state.inFlight = batch.count
-                    return .batch(batch)
+            let batch: [MQTTMessage] = state.withLock { state in
+                guard !state.queue.isEmpty else {
+                    state.flushing = false
+                    return []
                 }
-                return state.finished ? .finished : .wait
+                defer { state.queue.removeAll(keepingCapacity: true) }
+                return Array(state.queue)
             }
-            switch next {
-            case .batch(let batch): return batch
-            case .finished: return nil
-            case .wait:
-                await withCheckedContinuation { continuation in
-                    let resumeNow = state.withLock { state in
-                        if !state.queue.isEmpty || state.finished { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
+            guard !batch.isEmpty else { return }
+            let result = mqtt.publishOnQueue(batch[...]) { [self] in self.flush() }
+            if result.failed > 0 {
+                state.withLock { $0.dropped += result.failed }
+                logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
+            }
+            if result.taken < batch.count {
+                state.withLock { $0.queue.insert(contentsOf: batch[result.taken...], at: 0) }
+                return
             }
         }
     }
@@ -88,17 +78,13 @@ final class Outbox: Sendable {
     func drain(timeout: Duration) async {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if state.withLock({ $0.queue.isEmpty && $0.inFlight == 0 }) { return }
+            if state.withLock({ $0.queue.isEmpty && !$0.flushing }) { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
+    /// Refuses (and counts) whatever is sent from now on; what is queued is still published.
     func finish() {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-            state.finished = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
+        state.withLock { $0.finished = true }
     }
 }

@@ -19,8 +19,6 @@ struct TrackedDevice: Sendable {
     var online = false
     /// Notification sockets held while connected (AcquireNotify).
     var sockets: [NotificationSocket] = []
-    /// Characteristic path → route index, for values that arrive as PropertiesChanged (StartNotify or reads).
-    var valueRoutes: [String: Int] = [:]
     /// Commands waiting for their turn: one GATT operation at a time per device.
     var commands: Deque<PendingCommand> = []
     var commandWorkerRunning = false

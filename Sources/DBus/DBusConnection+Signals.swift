@@ -39,20 +39,34 @@ extension DBusConnection {
             }
         }
         do {
-            if let sender = rule.sender, isWellKnown(sender) { try await trackOwner(of: sender) }
-            _ = try await callBus("AddMatch", [.string(rule.ruleString)])
+            try await addRule(rule)
         } catch {
             continuation.finish()
             throw error
         }
-        logger.trace("dbus.match.added", metadata: ["dbus.rule": "\(rule.ruleString)"])
         return DBusSignalStream(stream: stream, drops: drops)
     }
 
     private func removeSubscription(_ token: UInt64) {
         guard let subscription = subscriptions.removeValue(forKey: token) else { return }
-        if let sender = subscription.rule.sender, isWellKnown(sender) { untrackOwner(of: sender) }
-        removeMatch(subscription.rule.ruleString)
+        removeRule(subscription.rule)
+    }
+
+    /// Asks the bus for the signals `rule` matches (and follows the owner of a well-known sender name).
+    func addRule(_ rule: DBusMatchRule) async throws {
+        if let sender = rule.sender, isWellKnown(sender) { try await trackOwner(of: sender) }
+        do {
+            _ = try await callBus("AddMatch", [.string(rule.ruleString)])
+        } catch {
+            if let sender = rule.sender, isWellKnown(sender) { untrackOwner(of: sender) }
+            throw error
+        }
+        logger.trace("dbus.match.added", metadata: ["dbus.rule": "\(rule.ruleString)"])
+    }
+
+    func removeRule(_ rule: DBusMatchRule) {
+        if let sender = rule.sender, isWellKnown(sender) { untrackOwner(of: sender) }
+        removeMatch(rule.ruleString)
     }
 
     private func removeMatch(_ rule: String) {
@@ -121,20 +135,25 @@ extension DBusConnection {
             trackedOwners[name]!.owner = (newOwner?.isEmpty ?? true) ? nil : newOwner
         }
         var decoded: DBusSignal?
-        for (_, subscription) in subscriptions {
-            let rule = subscription.rule
+        func signal() -> DBusSignal {
+            if let decoded { return decoded }
+            let signal = DBusSignal(
+                sender: sender ?? "", path: path ?? "", interface: interface ?? "", member: member ?? "",
+                arguments: DBusMessageReader.arguments(of: message))
+            decoded = signal
+            return signal
+        }
+        func matches(_ rule: DBusMatchRule) -> Bool {
             let owner = rule.sender.flatMap { trackedOwners[$0]?.owner }
-            guard
-                rule.matches(
-                    sender: sender, senderOwner: owner, interface: interface, member: member, path: path,
-                    arg0: arg0)
-            else { continue }
-            if decoded == nil {
-                decoded = DBusSignal(
-                    sender: sender ?? "", path: path ?? "", interface: interface ?? "", member: member ?? "",
-                    arguments: DBusMessageReader.arguments(of: message))
-            }
-            if case .dropped = subscription.continuation.yield(decoded!) {
+            return rule.matches(
+                sender: sender, senderOwner: owner, interface: interface, member: member, path: path, arg0: arg0)
+        }
+        for (_, tap) in taps where matches(tap.rule) {
+            if tap.handler(signal()) { return }
+        }
+        for (_, subscription) in subscriptions {
+            guard matches(subscription.rule) else { continue }
+            if case .dropped = subscription.continuation.yield(signal()) {
                 subscription.drops.increment()
                 droppedSignals.increment()
             }

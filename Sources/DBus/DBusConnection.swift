@@ -24,6 +24,7 @@ package actor DBusConnection {
 
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: SignalSubscription] = [:]
+    var taps: [UInt64: SignalTap] = [:]
     var trackedOwners: [String: TrackedOwner] = [:]
     let droppedSignals = DBusCounter()
 
@@ -107,6 +108,7 @@ package actor DBusConnection {
         pendingCalls.removeAll()
         for (_, subscription) in subscriptions { subscription.continuation.finish() }
         subscriptions.removeAll()
+        taps.removeAll()
         trackedOwners.removeAll()
         for (_, message) in awaitingReplies { dbus_message_unref(message) }
         awaitingReplies.removeAll()

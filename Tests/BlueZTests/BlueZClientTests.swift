@@ -145,3 +145,30 @@ actor TreeFollower {
 
     func counts() -> (snapshots: Int, losses: Int) { (snapshots, losses) }
 }
+
+@Suite struct CharacteristicValueTapTests {
+    private func signal(_ changed: [(String, DBusValue)], invalidated: [String] = []) -> DBusSignal {
+        DBusSignal(
+            sender: ":1.1", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11/service000c/char000d",
+            interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [
+                .string("org.bluez.GattCharacteristic1"),
+                .dictionary(keySignature: "s", valueSignature: "v", changed.map {
+                    DBusDictEntry(key: .string($0.0), value: .variant($0.1))
+                }),
+                .array(elementSignature: "s", invalidated.map { .string($0) }),
+            ])
+    }
+
+    @Test func aLoneValueIsTaken() {
+        #expect(BlueZClient.loneValue(of: signal([("Value", .byteArray([0x00, 0x48]))])) == [0x00, 0x48])
+        #expect(BlueZClient.loneValue(of: signal([("Value", .byteArray([]))])) == [])
+    }
+
+    @Test func aValueWithOtherChangesGoesToTheObjectTree() {
+        #expect(BlueZClient.loneValue(of: signal([("Value", .byteArray([1])), ("Notifying", .bool(true))])) == nil)
+        #expect(BlueZClient.loneValue(of: signal([("Value", .byteArray([1]))], invalidated: ["Flags"])) == nil)
+        #expect(BlueZClient.loneValue(of: signal([("Notifying", .bool(false))])) == nil)
+        #expect(BlueZClient.loneValue(of: signal([("Value", .string("not bytes"))])) == nil)
+    }
+}

@@ -12,8 +12,12 @@ final class CentralWorld: Sendable {
     let configPath: String
     let gattway: ChildProcess
 
-    /// Starts the world. `config` is the YAML body after the `mqtt:` section, which the world writes itself.
-    init(scenario: String, config: String, extraMQTT: String = "") async throws {
+    /// Starts the world. `config` is the YAML body after the `mqtt:` section, which the world writes itself;
+    /// `prepare` runs against the simulator before gattway starts (to inject faults, say).
+    init(
+        scenario: String, config: String, extraMQTT: String = "",
+        prepare: @Sendable (SimulatorControl) async throws -> Void = { _ in }
+    ) async throws {
         simulator = try await BlueZSimulatorProcess(scenario: scenario)
         broker = try await MosquittoBroker()
         directory = try makeTemporaryDirectory("gattway-e2e")
@@ -30,6 +34,7 @@ final class CentralWorld: Sendable {
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         observer = try await MQTTObserver(port: broker.port, filters: ["gattway/#"])
         control = try await SimulatorControl.connect(to: simulator)
+        try await prepare(control)
         gattway = try GattwayBinary.start(
             config: configPath, environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress])
     }

@@ -1,0 +1,30 @@
+import DBus
+
+extension BlueZClient {
+    /// Hands each characteristic value that bluetoothd announces on its own (a PropertiesChanged carrying only
+    /// `Value`: a StartNotify notification or the echo of a read) to `handler`, on the D-Bus connection's queue as
+    /// the signal is dispatched. When `handler` returns true the value is taken and `watch()` does not see it, so
+    /// the object tree keeps no copy of it; when it returns false the signal goes on to `watch()` as usual.
+    ///
+    /// This is the StartNotify hot path: no task or actor hand-off per value. `handler` must be quick.
+    package func tapCharacteristicValues(
+        _ handler: @escaping @Sendable (_ characteristicPath: String, _ value: [UInt8]) -> Bool
+    ) async throws -> DBusSignalTapToken {
+        let rule = DBusMatchRule(
+            sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
+            arg0: BlueZName.gattCharacteristic)
+        return try await connection.tapSignals(matching: rule) { signal in
+            guard let value = Self.loneValue(of: signal) else { return false }
+            return handler(signal.path, value)
+        }
+    }
+
+    /// The bytes of a `PropertiesChanged(GattCharacteristic1, {Value: ay}, [])`, or nil for anything else.
+    package static func loneValue(of signal: DBusSignal) -> [UInt8]? {
+        guard signal.arguments.count == 3, signal.arguments[2].stringArray?.isEmpty ?? false,
+            let entries = signal.arguments[1].dictionaryEntries, entries.count == 1,
+            entries[0].key.string == "Value"
+        else { return nil }
+        return entries[0].value.bytes
+    }
+}

@@ -1,0 +1,62 @@
+import BridgeCore
+import Logging
+import MQTTCore
+import Synchronization
+
+/// Publishes characteristic values that arrive as PropertiesChanged (StartNotify notifications and the echo of
+/// reads) to their value topics.
+///
+/// It is called on the D-Bus connection's queue, straight from the signal tap, so a value costs no hop through the
+/// bridge actor or the task pool: it is decoded there and handed to the outbox, which publishes on the MQTT
+/// client's queue. The bridge actor keeps the routes up to date as devices subscribe.
+final class ValueRelay: Sendable {
+    private struct Routes {
+        /// Characteristic object path → its route.
+        var byCharacteristic: [String: CharacteristicRoute] = [:]
+        /// Device object path → the characteristic paths registered for it.
+        var byDevice: [String: [String]] = [:]
+    }
+
+    private let routes = Mutex(Routes())
+    private let outbox: Outbox
+    private let store: CentralStateStore
+    private let metrics: CentralMetrics
+    private let logger: Logger
+
+    init(outbox: Outbox, store: CentralStateStore, metrics: CentralMetrics, logger: Logger) {
+        self.outbox = outbox
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Replaces the routes of `devicePath`'s characteristics (characteristic path → route).
+    func setRoutes(_ characteristics: [String: CharacteristicRoute], ofDevice devicePath: String) {
+        routes.withLock { routes in
+            for path in routes.byDevice[devicePath] ?? [] { routes.byCharacteristic[path] = nil }
+            routes.byDevice[devicePath] = Array(characteristics.keys)
+            routes.byCharacteristic.merge(characteristics) { $1 }
+        }
+    }
+
+    /// Publishes `value` of the characteristic at `path`; false when no route is registered for it.
+    @discardableResult
+    func relay(_ value: [UInt8], ofCharacteristic path: String) -> Bool {
+        guard let route = routes.withLock({ $0.byCharacteristic[path] }) else { return false }
+        guard let payload = try? route.characteristic.codec.decode(value) else {
+            metrics.decodeFailures.increment()
+            logger.debug("value.decode.failed", metadata: ["mqtt.topic": "\(route.valueTopic)"])
+            return true
+        }
+        // After a restart, a first value equal to the one already retained is not published again.
+        if route.retain {
+            guard store.recordPublication(of: value, on: route.valueTopic) else { return true }
+        } else {
+            store.markPublished(route.valueTopic)
+            store.setLastValue(value, of: route.valueTopic)
+        }
+        metrics.notifications.increment()
+        outbox.send(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
+        return true
+    }
+}

@@ -1,0 +1,57 @@
+import DBus
+import Synchronization
+import Testing
+import TestWorld
+
+@Suite("D-Bus signal taps")
+struct DBusSignalTapTests {
+    @Test("a tap sees matching signals first; what it takes no stream gets, what it declines streams get")
+    func tapTakesOrDeclines() async throws {
+        try await DBusTestBus.with { world in
+            let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test")
+            let stream = try await world.client.signals(matching: rule)
+            let tapped = Mutex<[UInt32]>([])
+            // Takes even numbers, declines odd ones.
+            let tap = try await world.client.tapSignals(matching: rule) { signal in
+                guard let number = signal.arguments.first?.uint32 else { return false }
+                tapped.withLock { $0.append(number) }
+                return number % 2 == 0
+            }
+            for number in UInt32(0)..<10 {
+                try await world.server.emitSignal(
+                    path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.uint32(number)])
+            }
+            let streamed = try await DBusSignalTests.collect(5, from: stream)
+            #expect(streamed.map { $0.arguments.first?.uint32 } == [1, 3, 5, 7, 9])
+            #expect(tapped.withLock { $0 } == Array(0..<10))
+
+            // Once removed, the tap sees nothing and the stream gets everything again.
+            await world.client.removeTap(tap)
+            try await world.server.emitSignal(
+                path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.uint32(10)])
+            let after = try await DBusSignalTests.collect(1, from: stream)
+            #expect(after.first?.arguments.first?.uint32 == 10)
+            #expect(tapped.withLock { $0.count } == 10)
+        }
+    }
+
+    @Test("a tap's rule filters like a stream's: other interfaces and members pass it by")
+    func tapRuleFilters() async throws {
+        try await DBusTestBus.with { world in
+            let everything = try await world.client.signals(
+                matching: DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test"))
+            let tapped = Mutex(0)
+            _ = try await world.client.tapSignals(
+                matching: DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test", member: "Take")
+            ) { _ in
+                tapped.withLock { $0 += 1 }
+                return true
+            }
+            try await world.server.emitSignal(path: "/a", interface: "org.gattway.Test", name: "Take")
+            try await world.server.emitSignal(path: "/b", interface: "org.gattway.Test", name: "Keep")
+            let streamed = try await DBusSignalTests.collect(1, from: everything)
+            #expect(streamed.map(\.member) == ["Keep"])
+            #expect(tapped.withLock { $0 } == 1)
+        }
+    }
+}
