@@ -21,6 +21,9 @@ final class PeripheralGATTHandler: GATTServerHandler {
     private let signalSessions = Mutex<[Int: Int]>([:])
     /// Called when the set of centrals holding a notification socket changes.
     let onSubscribersChanged: @Sendable () -> Void
+    /// Object paths of the centrals that made a request (reads, writes and notification sockets carry the device),
+    /// kept until bluetoothd reports them disconnected (`forgetCentral`).
+    private let centrals = Mutex<Set<String>>([])
 
     init(
         channels: [CharacteristicChannel], mqtt: MosquittoClient, qos: MQTTQoS, logger: Logger,
@@ -39,12 +42,14 @@ final class PeripheralGATTHandler: GATTServerHandler {
     func currentValue(characteristic: Int) -> [UInt8] { channels[characteristic].value }
 
     func readValue(characteristic: Int, options: GATTRequestOptions) async throws -> [UInt8] {
+        noteCentral(options)
         let value = channels[characteristic].value
         guard options.offset <= value.count else { throw GATTServerError.invalidOffset(options.offset, value.count) }
         return Array(value[options.offset...])
     }
 
     func writeValue(characteristic: Int, value: [UInt8], options: GATTRequestOptions) async throws {
+        noteCentral(options)
         let channel = channels[characteristic]
         let maximum = channel.configuration.maxLength
         if options.prepareAuthorize {
@@ -128,6 +133,7 @@ final class PeripheralGATTHandler: GATTServerHandler {
     }
 
     func acquireNotify(characteristic: Int, options: GATTRequestOptions) async throws -> (fd: Int32, mtu: UInt16) {
+        noteCentral(options)
         let channel = channels[characteristic]
         let pair: SeqPacketSocketPair
         do {
@@ -160,13 +166,29 @@ final class PeripheralGATTHandler: GATTServerHandler {
         channels[characteristic].confirmAll()
     }
 
-    /// Centrals that currently hold a notification socket.
+    /// Centrals known to be connected: those that made a request and have not been seen to disconnect, and those
+    /// holding a notification socket. (A central that connects and asks nothing of the application is not known
+    /// to it: BlueZ tells an application only the device of a request.)
     var connectedCentrals: Set<String> {
-        Set(channels.flatMap { $0.subscribers.compactMap { $0.isClosed ? nil : $0.device } })
+        let holders = channels.flatMap { $0.subscribers.compactMap { $0.isClosed ? nil : $0.device } }
+        return centrals.withLock { $0 }.union(holders)
+    }
+
+    /// Centrals that made a request, to be checked for still being connected.
+    var requestingCentrals: Set<String> { centrals.withLock { $0 } }
+
+    func forgetCentral(_ device: String) {
+        _ = centrals.withLock { $0.remove(device) }
+    }
+
+    private func noteCentral(_ options: GATTRequestOptions) {
+        guard let device = options.device else { return }
+        if centrals.withLock({ $0.insert(device).inserted }) { onSubscribersChanged() }
     }
 
     /// bluetoothd went away: every session it held is gone.
     func closeAllSessions() {
+        centrals.withLock { $0.removeAll() }
         signalSessions.withLock { $0.removeAll() }
         for channel in channels { channel.closeAll() }
     }

@@ -8,8 +8,8 @@ import TestWorld
 /// control, bluetoothd restarts and the advertisement budget check.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct PeripheralProtocolTests {
-    private func withWorld(_ body: (PeripheralWorld) async throws -> Void) async throws {
-        let world = try await PeripheralWorld()
+    private func withWorld(maxConnections: Int? = nil, _ body: (PeripheralWorld) async throws -> Void) async throws {
+        let world = try await PeripheralWorld(maxConnections: maxConnections)
         do {
             try await body(world)
         } catch {
@@ -115,6 +115,26 @@ struct PeripheralProtocolTests {
             try await waitForAdvertisements(world, count: 1)
             let status = try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""advertising":true"#) }
             #expect(status.payload.contains(#""tx":{"#))
+        }
+    }
+
+    @Test func advertisingStopsWhileTheMaximumOfCentralsIsConnected() async throws {
+        try await withWorld(maxConnections: 1) { world in
+            try await world.waitForApplication()
+            try await waitForAdvertisements(world, count: 1)
+            // A central connects and reads (no notification socket): it counts once the application knows it.
+            try await world.connectCentral()
+            _ = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)])
+            try await waitForAdvertisements(world, count: 0)
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""centrals":1"#) && $0.contains(#""advertising":false"#)
+            }
+            // It leaves: bluetoothd reports it disconnected and advertising resumes.
+            _ = try await world.centralCall("Disconnect", [.string(PeripheralWorld.central)])
+            try await waitForAdvertisements(world, count: 1)
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""centrals":0"#) && $0.contains(#""advertising":true"#)
+            }
         }
     }
 

@@ -18,7 +18,7 @@ final class PeripheralWorld: Sendable {
     static let rx = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
     static let central = "11:22:33:44:55:66"
 
-    init(whenFull: String = "backpressure", depth: Int = 16) async throws {
+    init(whenFull: String = "backpressure", depth: Int = 16, maxConnections: Int? = nil) async throws {
         simulator = try await BlueZSimulatorProcess(scenario: "lock.yaml")
         broker = try await MosquittoBroker()
         directory = try makeTemporaryDirectory("gattway-peripheral")
@@ -31,6 +31,7 @@ final class PeripheralWorld: Sendable {
             bluetooth: { adapter: hci0 }
             peripheral:
               adapter: hci0
+              \(maxConnections.map { "max_connections: \($0)" } ?? "")
               advertise: { local_name: gw-test, service_uuids: ["\(Self.service)"] }
               services:
                 - uuid: "\(Self.service)"
