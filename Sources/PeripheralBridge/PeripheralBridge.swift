@@ -23,6 +23,9 @@ package actor PeripheralBridge: Service {
     let application: GATTApplicationExport
     var advertisement: LEAdvertisementExport!
     let status: PeripheralStatusReporter
+    let values: PeripheralValueStore
+    /// Each channel's key in `values` (service/characteristic UUID), by channel id.
+    let valueKeys: [String]
 
     var bluetoothdPresent = false
     var applicationRegistered = false
@@ -39,10 +42,13 @@ package actor PeripheralBridge: Service {
         adapterPath = "/org/bluez/" + peripheral.adapter
         var channels: [CharacteristicChannel] = []
         var services: [GATTLocalApplication.Service] = []
+        var valueKeys: [String] = []
         for service in peripheral.services {
             var characteristics: [GATTLocalApplication.Characteristic] = []
             for characteristic in service.characteristics {
                 let name = characteristic.name ?? characteristic.uuid.description
+                valueKeys.append(PeripheralValueStore.key(
+                    service: service.uuid.description, characteristic: characteristic.uuid.description))
                 channels.append(CharacteristicChannel(
                     id: channels.count, name: name, configuration: characteristic, logger: logger))
                 characteristics.append(GATTLocalApplication.Characteristic(
@@ -54,6 +60,8 @@ package actor PeripheralBridge: Service {
             services.append(.init(uuid: service.uuid.description, primary: service.primary, characteristics: characteristics))
         }
         self.channels = channels
+        self.valueKeys = valueKeys
+        values = PeripheralValueStore(directory: configuration.stateDirectory, logger: logger)
         var bySource: [String: [CharacteristicChannel]] = [:]
         for channel in channels { if let topic = channel.configuration.sourceTopic { bySource[topic, default: []].append(channel) } }
         channelsBySource = bySource
@@ -69,6 +77,11 @@ package actor PeripheralBridge: Service {
     }
 
     package func run() async throws {
+        // Values from the last run first: a retained source message, arriving once subscribed, replaces them.
+        let restored = values.load()
+        for channel in channels {
+            if let value = restored[valueKeys[channel.id]] { _ = channel.offerNow(value) }
+        }
         let advert = configuration.advertisement
         advertisement = LEAdvertisementExport(
             content: .init(
@@ -91,6 +104,7 @@ package actor PeripheralBridge: Service {
                     group.addTask { await self.subscribeOnEveryConnect() }
                     group.addTask { await self.reportStatus() }
                     group.addTask { await self.watchCentrals() }
+                    group.addTask { await self.saveValuesPeriodically() }
                     // The children run until the end; on shutdown, unregister from bluetoothd, then stop them all.
                     for await _ in shutdownSignal {}
                     await self.shutDown()
@@ -211,6 +225,14 @@ package actor PeripheralBridge: Service {
         if advertisementRegistered { try? await advertisement.unregister(adapterPath: adapterPath) }
         if applicationRegistered { try? await application.unregister(adapterPath: adapterPath) }
         handler.closeAllSessions()
+        values.saveIfDirty()
+    }
+
+    private func saveValuesPeriodically() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(2))
+            values.saveIfDirty()
+        }
     }
 
     // MARK: - MQTT
@@ -244,6 +266,7 @@ package actor PeripheralBridge: Service {
                         continue
                     }
                     let capped = value.count > 512 ? Array(value.prefix(512)) : value
+                    values.set(capped, for: valueKeys[channel.id])
                     if !channel.offerNow(capped) { await channel.deliver(capped) }
                 }
             } else if message.topic == advertiseTopic {

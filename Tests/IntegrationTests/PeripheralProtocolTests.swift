@@ -138,6 +138,38 @@ struct PeripheralProtocolTests {
         }
     }
 
+    @Test func aValueFromANonRetainedMessageSurvivesARestart() async throws {
+        try await withWorld { world in
+            try await world.waitForApplication()
+            try await world.publish("test/tx", "kept-across-restarts")
+            try await world.connectCentral()
+            try await readEventually(world, equals: "kept-across-restarts")
+            _ = try await world.centralCall("Disconnect", [.string(PeripheralWorld.central)])
+            await world.gattway.stop()
+            // The old process's application went with it, so this waits for the new one's.
+            let restarted = try world.restartGattway()
+            try await world.waitForApplication()
+            try await world.connectCentral()
+            try await readEventually(world, equals: "kept-across-restarts")
+            #expect(restarted.errorOutput.contains("peripheral.values.restored"), "\(restarted.errorOutput.suffix(2000))")
+            await restarted.stop()
+        }
+    }
+
+    /// Reads tx through the simulated central until it holds `expected` (values reach the application shortly
+    /// after their MQTT message).
+    private func readEventually(_ world: PeripheralWorld, equals expected: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var value: [UInt8] = []
+        while ContinuousClock.now < deadline {
+            value = try await world.centralCall(
+                "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]).last?.bytes ?? []
+            if value == Array(expected.utf8) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestWorldError("tx read \(String(decoding: value, as: UTF8.self)), expected \(expected)")
+    }
+
     @Test func theApplicationIsRegisteredAgainAfterBluetoothdRestarts() async throws {
         try await withWorld { world in
             try await world.waitForApplication()

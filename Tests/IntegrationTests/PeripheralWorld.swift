@@ -56,6 +56,12 @@ final class PeripheralWorld: Sendable {
             config: directory + "/config.yaml", environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress])
     }
 
+    /// Starts gattway again with the same configuration and state directory (after a stop).
+    func restartGattway() throws -> ChildProcess {
+        try GattwayBinary.start(
+            config: directory + "/config.yaml", environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress])
+    }
+
     func centralCall(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
         try await control.connection.call(
             destination: "org.gattway.Simulator1", path: "/org/gattway/simulator/central",
