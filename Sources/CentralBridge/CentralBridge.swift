@@ -12,8 +12,9 @@ import ServiceLifecycle
 /// The central bridge: discovered peripherals and their characteristics as MQTT topics.
 ///
 /// One actor owns all state (BlueZ's object tree, the tracked devices, waiters); long operations run as child
-/// tasks of `run()` and report back through actor methods. Notification sockets publish straight to MQTT without
-/// passing through the actor, so the hot path costs no extra hop.
+/// tasks of `run()` and report back through actor methods. Values do not pass through the actor: notification
+/// sockets are read and published on the MQTT client's queue, and StartNotify values go from the D-Bus
+/// connection's queue (a signal tap) through the value relay and the outbox to the MQTT client's queue.
 package actor CentralBridge: Service {
     typealias Job = @Sendable () async -> Void
 
