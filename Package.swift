@@ -62,6 +62,7 @@ let package = Package(
                 "MQTTCore", "BluetoothCore",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Collections", package: "swift-collections"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -92,6 +93,7 @@ let package = Package(
             dependencies: [
                 "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -124,7 +126,9 @@ let package = Package(
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BridgeCoreTests",
-            dependencies: ["BridgeCore", "MQTTCore", "BluetoothCore"],
+            dependencies: [
+                "BridgeCore", "MQTTCore", "BluetoothCore", .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import DequeModule
 import Logging
 import MQTTCore
+import Metrics
 import Mosquitto
 import Synchronization
 
@@ -25,6 +26,7 @@ final class Outbox: Sendable {
     private let mqtt: MosquittoClient
     private let logger: Logger
     private let limit: Int
+    private let droppedCounter = Counter(label: "gattway.central.outbox.dropped")
 
     init(mqtt: MosquittoClient, logger: Logger, limit: Int = 10_000) {
         self.mqtt = mqtt
@@ -37,6 +39,7 @@ final class Outbox: Sendable {
         let startFlush = state.withLock { state in
             guard !state.finished, state.queue.count < limit else {
                 state.dropped += 1
+                droppedCounter.increment()
                 return false
             }
             state.queue.append(message)
@@ -65,6 +68,7 @@ final class Outbox: Sendable {
             let result = mqtt.publishOnQueue(batch[...]) { [self] in self.flush() }
             if result.failed > 0 {
                 state.withLock { $0.dropped += result.failed }
+                droppedCounter.increment(by: result.failed)
                 logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
             }
             if result.taken < batch.count {

@@ -132,6 +132,14 @@ enum ConfigurationSchema {
           "description": "For fleets sharing a base topic: the state topic becomes <base>/bridge/<gateway_id>/state.",
           "type": "string",
           "pattern": "^[^/+#\\x00-\\x1f\\x7f]{1,64}$"
+        },
+        "metrics_interval": {
+          "title": "Metrics interval",
+          "description": "Seconds between two snapshots of every counter and gauge on <base>/bridge/metrics (JSON); 0 publishes none.",
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 86400,
+          "default": 60
         }
       },
       "required": [

@@ -6,6 +6,7 @@ import DBus
 import Foundation
 import Logging
 import MQTTCore
+import Metrics
 import Mosquitto
 import PeripheralBridge
 import ServiceLifecycle
@@ -36,6 +37,9 @@ struct RunCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "gattway")
+        // Before any service exists: metrics bind to the backend when they are created.
+        let metrics = MetricsSnapshotFactory()
+        MetricsSystem.bootstrap(metrics)
         let mqttOptions: MosquittoClient.Options
         do {
             mqttOptions = try MQTTOptionsFactory.options(for: configuration)
@@ -59,7 +63,17 @@ struct RunCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: mqtt), .init(service: central), .init(service: readiness),
         ]
-        services += peripheralServices(configuration: configuration, mqttOptions: mqttOptions, bus: bus)
+        var clients = [(name: "main", client: mqtt)]
+        if let peripheral = peripheralServices(configuration: configuration, mqttOptions: mqttOptions, bus: bus) {
+            services += peripheral.services
+            clients.append((name: "peripheral", client: peripheral.client))
+        }
+        if configuration.mqtt.metricsIntervalSeconds > 0 {
+            services.append(.init(service: MetricsPublisher(
+                factory: metrics, interval: .seconds(configuration.mqtt.metricsIntervalSeconds),
+                topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, clients: clients, bus: bus,
+                logger: logger)))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services,
@@ -78,11 +92,11 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 extension RunCommand {
     /// The local peripheral and its own MQTT connection (client id `<client_id>-peripheral`), so that its
-    /// backpressure pauses never stall the central bridge's connection. Empty without a `peripheral` section.
+    /// backpressure pauses never stall the central bridge's connection. Nil without a `peripheral` section.
     func peripheralServices(
         configuration: BridgeConfiguration, mqttOptions: MosquittoClient.Options, bus: DBusConnection
-    ) -> [ServiceGroupConfiguration.ServiceConfiguration] {
-        guard configuration.peripheral != nil else { return [] }
+    ) -> (services: [ServiceGroupConfiguration.ServiceConfiguration], client: MosquittoClient)? {
+        guard configuration.peripheral != nil else { return nil }
         var options = mqttOptions
         options.clientID += "-peripheral"
         // The main connection owns bridge/state and its Last Will.
@@ -94,7 +108,7 @@ extension RunCommand {
         let client = MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
         let peripheral = PeripheralBridge(
             configuration: configuration, bus: bus, mqtt: client, logger: Logger(label: "gattway.peripheral"))
-        return [.init(service: client), .init(service: peripheral)]
+        return ([.init(service: client), .init(service: peripheral)], client)
     }
 }
 

@@ -6,6 +6,8 @@ package enum ConfigurationDefaults {
     package static let tlsInsecure = false
     package static let keepaliveSeconds = 60
     package static let keepaliveRange = 5...3600
+    package static let metricsIntervalSeconds = 60
+    package static let metricsIntervalRange = 0...86_400
     package static let mqttProtocol = "5"
     package static let qos = 1
     package static let retain = true

@@ -22,6 +22,11 @@ package struct TopicLayout: Sendable, Hashable {
     package var bridgeState: String { gatewayID.map { "\(base)/bridge/\($0)/state" } ?? "\(base)/bridge/state" }
     /// `<base>/bridge/info` (retained JSON).
     package var bridgeInfo: String { "\(base)/bridge/info" }
+
+    /// Per gateway, like the state topic: counters of gateways sharing a base topic must not mix.
+    package var bridgeMetrics: String {
+        gatewayID.map { "\(base)/bridge/\($0)/metrics" } ?? "\(base)/bridge/metrics"
+    }
     /// `<base>/bridge/devices` (retained JSON).
     package var bridgeDevices: String { "\(base)/bridge/devices" }
     /// `<base>/bridge/event`.

@@ -34,9 +34,11 @@ package struct BridgeConfigurationFile: Codable, Sendable {
         package var qos: Int?
         package var retain: Bool?
         package var gatewayID: String?
+        package var metricsInterval: Int?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case url, username, tls, keepalive, `protocol`, qos, retain
+            case metricsInterval = "metrics_interval"
             case baseTopic = "base_topic"
             case clientID = "client_id"
             case passwordFile = "password_file"
@@ -58,6 +60,7 @@ package struct BridgeConfigurationFile: Codable, Sendable {
             qos = read(.qos)
             retain = read(.retain)
             gatewayID = read(.gatewayID)
+            metricsInterval = read(.metricsInterval)
         }
     }
 

@@ -48,4 +48,6 @@ package struct MQTTSettings: Sendable, Hashable {
     package var qos: Int
     package var retain: Bool
     package var gatewayID: String?
+    /// Seconds between two `<base>/bridge/metrics` snapshots; 0 publishes none.
+    package var metricsIntervalSeconds: Int = ConfigurationDefaults.metricsIntervalSeconds
 }

@@ -38,12 +38,16 @@ extension ConfigurationValidator {
         if let gateway = section.gatewayID, let problem = TopicNaming.problem(withLevelName: gateway) {
             fail("mqtt.gateway_id", "\"\(gateway)\" \(problem)")
         }
-        guard let broker, let keepalive, let version, let qos else { return nil }
+        let metricsInterval = range(
+            section.metricsInterval ?? ConfigurationDefaults.metricsIntervalSeconds,
+            ConfigurationDefaults.metricsIntervalRange, "mqtt.metrics_interval")
+        guard let broker, let keepalive, let version, let qos, let metricsInterval else { return nil }
         return MQTTSettings(
             broker: broker, baseTopic: baseTopic, clientID: section.clientID, username: section.username,
             password: password, tls: tls, keepaliveSeconds: keepalive,
             protocolVersion: version == .v5 ? .v5 : .v311, qos: qos,
-            retain: section.retain ?? ConfigurationDefaults.retain, gatewayID: section.gatewayID)
+            retain: section.retain ?? ConfigurationDefaults.retain, gatewayID: section.gatewayID,
+            metricsIntervalSeconds: metricsInterval)
     }
 
     /// `mqtt://host[:port]` or `mqtts://host[:port]`; default ports 1883 and 8883.
