@@ -20,11 +20,16 @@ struct MetricsPublisher: Service {
     let logger: Logger
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: interval)
-                await publish()
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: interval)
+                    await publish()
+                }
             }
+        } catch is CancellationError {
+            // Shutting down: a clean end. Throwing would make the service group cancel every other service
+            // before they could say goodbye (bridge/state offline, devices disconnected).
         }
     }
 

@@ -10,15 +10,7 @@ struct CentralBridgeEndToEndTests {
         scenario: String = "demo.yaml", config: String = Configs.strapAndLock,
         _ body: (CentralWorld) async throws -> Void
     ) async throws {
-        let world = try await CentralWorld(scenario: scenario, config: config)
-        do {
-            try await body(world)
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(4000))")
-            await world.stop()
-            throw error
-        }
-        await world.stop()
+        try await CentralWorld(scenario: scenario, config: config).run(body)
     }
 
     @Test func notificationReachesValueTopicInItsCodec() async throws {

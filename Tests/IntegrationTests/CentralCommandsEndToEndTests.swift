@@ -22,7 +22,7 @@ struct CentralCommandsEndToEndTests {
 
     @Test func mqtt5ResponseTopicGetsTheResultWithCorrelationData() async throws {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
-        do {
+        try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             let replies = try await MQTTObserver(port: world.broker.port, filters: ["client/replies"])
             try await world.publish(
@@ -33,17 +33,12 @@ struct CentralCommandsEndToEndTests {
             #expect(reply.payload == #"{"ok":true}"#)
             try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0 == #"{"ok":true}"# }
             await replies.stop()
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 
     @Test func onDemandDeviceConnectsForACommandAndDisconnectsWhenIdle() async throws {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Self.onDemandLock)
-        do {
+        try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/advert")
             try await world.publish("gattway/lock/control/set", #"{"value":"lock","transaction":1}"#)
             try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
@@ -55,17 +50,12 @@ struct CentralCommandsEndToEndTests {
             // A read connects again and the value reaches the value topic.
             try await world.publish("gattway/lock/state/get", "")
             try await world.observer.waitForMessage(on: "gattway/lock/state") { $0 == "lock" }
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 
     @Test func bridgeRequestsDisconnectAndConnectADevice() async throws {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
-        do {
+        try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             try await world.publish("gattway/bridge/request/connect", #"{"device":"nobody","transaction":"x"}"#)
             try await world.observer.waitForMessage(on: "gattway/bridge/response/connect") {
@@ -78,12 +68,7 @@ struct CentralCommandsEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/lock/availability", skipping: 1) { $0 == "online" }
             try await world.publish("gattway/bridge/request/bogus", "{}")
             try await world.observer.waitForMessage(on: "gattway/bridge/response/bogus") { $0.contains("UnknownRequest") }
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 }
 
@@ -92,7 +77,7 @@ struct CentralCommandsEndToEndTests {
 struct CentralScanEndToEndTests {
     @Test func scanAnswersWithTheDevicesHeard() async throws {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
-        do {
+        try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
             try await world.publish("gattway/bridge/request/scan", #"{"duration":1,"transaction":"s"}"#)
             let answer = try await world.observer.waitForMessage(on: "gattway/bridge/response/scan")
@@ -104,11 +89,6 @@ struct CentralScanEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/bridge/response/scan", skipping: 1) {
                 $0.contains("InvalidRequest")
             }
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 }

@@ -13,7 +13,7 @@ struct CentralMetricsEndToEndTests {
     @Test func metricsSnapshotsCountNotificationsAndTheConnections() async throws {
         let world = try await CentralWorld(
             scenario: "demo.yaml", config: Configs.strapAndLock, extraMQTT: "  metrics_interval: 1")
-        do {
+        try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
             try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, 0x50])
             try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == #"{"bpm":80}"# }
@@ -26,11 +26,6 @@ struct CentralMetricsEndToEndTests {
             #expect(gauges["gattway.mqtt.messages_published{connection=main}"] ?? 0 > 0, "\(gauges)")
             #expect(gauges["gattway.dbus.signals_dropped"] == 0, "\(gauges)")
             #expect(snapshot.retained == false)
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(4000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 }

@@ -15,14 +15,9 @@ struct CentralStartNotifyEndToEndTests {
                 .string("Operation is not supported"), .uint32(0),
             ])
         }
-        do {
+        try await world.run { world in
             try await body(world)
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(4000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 
     @Test func notificationsArriveInOrderThroughStartNotify() async throws {

@@ -18,7 +18,7 @@ struct CrowdEndToEndTests {
                     match: { manufacturer_id: 65535 }
                     connect: never
                 """)
-        do {
+        try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
             var peak = 0
             // Sample resident memory while the crowd advertises for a while.
@@ -32,11 +32,6 @@ struct CrowdEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/bridge/response/devices") { $0.contains("\"ok\":true") }
             #expect(peak > 0)
             #expect(peak < 80 * 1024 * 1024, "resident memory peaked at \(peak / 1024) KiB")
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(3000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 }

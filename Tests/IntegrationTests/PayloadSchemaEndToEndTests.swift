@@ -44,7 +44,7 @@ struct PayloadSchemaEndToEndTests {
                 .string("Connect"), .string("org.bluez.Error.Failed"), .string("le-connection-abort-by-local"), .uint32(1),
             ])
         }
-        do {
+        try await world.run { world in
             let observer = world.observer
             try await observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             try await observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
@@ -64,17 +64,12 @@ struct PayloadSchemaEndToEndTests {
                 "bridge-metrics.schema.json", "bridge-response.schema.json", "advert.schema.json",
                 "set-result.schema.json", "heart-rate-measurement.schema.json",
             ])
-        } catch {
-            Issue.record("gattway log:\n\(world.gattwayLog.suffix(4000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 
     @Test func thePeripheralsPayloadsMatchTheirSchemas() async throws {
         let world = try await PeripheralWorld()
-        do {
+        try await world.run { world in
             try await world.waitForApplication()
             try await world.publish("gattway/bridge/request/advertise", #"{"enabled":false,"transaction":"a"}"#)
             try await world.observer.waitForMessage(on: "gattway/bridge/response/advertise")
@@ -84,11 +79,6 @@ struct PayloadSchemaEndToEndTests {
             try await check(world.observer.messages, expecting: [
                 "state.schema.json", "peripheral-status.schema.json", "bridge-response.schema.json",
             ])
-        } catch {
-            Issue.record("gattway log:\n\(world.gattway.errorOutput.suffix(4000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 }

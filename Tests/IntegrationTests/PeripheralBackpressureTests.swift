@@ -13,14 +13,9 @@ struct PeripheralBackpressureTests {
     @Test(arguments: ["backpressure", "drop_oldest", "drop_newest", "latest"])
     func aFloodUnderEachQueuePolicy(policy: String) async throws {
         let world = try await PeripheralWorld(whenFull: policy, depth: 16)
-        do {
+        try await world.run { world in
             try await run(world, policy: policy)
-        } catch {
-            Issue.record("gattway log:\n\(world.gattway.errorOutput.suffix(4000))")
-            await world.stop()
-            throw error
         }
-        await world.stop()
     }
 
     private func run(_ world: PeripheralWorld, policy: String) async throws {

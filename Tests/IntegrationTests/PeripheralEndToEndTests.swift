@@ -10,15 +10,7 @@ struct PeripheralEndToEndTests {
     private func withWorld(
         whenFull: String = "backpressure", depth: Int = 16, _ body: (PeripheralWorld) async throws -> Void
     ) async throws {
-        let world = try await PeripheralWorld(whenFull: whenFull, depth: depth)
-        do {
-            try await body(world)
-        } catch {
-            Issue.record("gattway log:\n\(world.gattway.errorOutput.suffix(4000))")
-            await world.stop()
-            throw error
-        }
-        await world.stop()
+        try await PeripheralWorld(whenFull: whenFull, depth: depth).run(body)
     }
 
     @Test func publishedValueReachesASubscribedCentralThroughAcquireNotify() async throws {

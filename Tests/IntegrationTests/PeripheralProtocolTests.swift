@@ -9,15 +9,7 @@ import TestWorld
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct PeripheralProtocolTests {
     private func withWorld(maxConnections: Int? = nil, _ body: (PeripheralWorld) async throws -> Void) async throws {
-        let world = try await PeripheralWorld(maxConnections: maxConnections)
-        do {
-            try await body(world)
-        } catch {
-            Issue.record("gattway log:\n\(world.gattway.errorOutput.suffix(4000))")
-            await world.stop()
-            throw error
-        }
-        await world.stop()
+        try await PeripheralWorld(maxConnections: maxConnections).run(body)
     }
 
     /// The unique bus name of gattway's registered application (the owner bluetoothd calls).

@@ -5,7 +5,7 @@ import TestWorld
 
 /// Everything an end-to-end test of the local peripheral needs: the simulator (whose remote central plays the
 /// phone), mosquitto, the built gattway binary with a `peripheral` section, and a mosquitto_sub on `test/#`.
-final class PeripheralWorld: Sendable {
+final class PeripheralWorld: EndToEndWorld {
     let simulator: BlueZSimulatorProcess
     let broker: MosquittoBroker
     let observer: MQTTObserver
@@ -93,6 +93,8 @@ final class PeripheralWorld: Sendable {
     func publish(_ topic: String, _ payload: String, retain: Bool = false) async throws {
         try await MQTTObserver.publish(port: broker.port, topic: topic, payload: payload, retain: retain)
     }
+
+    var gattwayLog: String { gattway.errorOutput }
 
     func stop() async {
         await gattway.stop()

@@ -3,7 +3,7 @@ import TestWorld
 
 /// Everything an end-to-end test of the central bridge needs, all real: the BlueZ simulator running a scenario,
 /// a mosquitto broker, the built `gattway` binary with a configuration, and a `mosquitto_sub` watching `gattway/#`.
-final class CentralWorld: Sendable {
+final class CentralWorld: EndToEndWorld {
     let simulator: BlueZSimulatorProcess
     let broker: MosquittoBroker
     let observer: MQTTObserver
