@@ -20,17 +20,7 @@ package final class ChildProcess: @unchecked Sendable {
         currentDirectory: String? = nil
     ) throws {
         name = executable
-        process = Process()
-        if executable.contains("/") {
-            process.executableURL = URL(fileURLWithPath: executable)
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [executable]
-        }
-        process.arguments = (process.arguments ?? []) + arguments
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        process = makeProcess(executable, arguments, environment: environment)
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         let out = Pipe()
         let err = Pipe()
@@ -149,6 +139,23 @@ package final class ChildProcess: @unchecked Sendable {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
+}
+
+/// A process for `executable` (looked up on PATH when it has no slash) with this process's environment plus
+/// `environment`.
+func makeProcess(_ executable: String, _ arguments: [String], environment: [String: String]?) -> Process {
+    let process = Process()
+    if executable.contains("/") {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+    }
+    if let environment {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
+    return process
 }
 
 /// A failure to set up the test world, with a message that says what went wrong.

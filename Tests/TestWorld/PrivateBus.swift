@@ -97,17 +97,7 @@ package func runToCompletion(
     let outputPath = directory + "/out", errorPath = directory + "/err"
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    let process = Process()
-    if executable.contains("/") {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-    } else {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-    }
-    if let environment {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    }
+    let process = makeProcess(executable, arguments, environment: environment)
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
     process.standardInput = FileHandle.nullDevice
