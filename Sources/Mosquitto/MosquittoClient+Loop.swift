@@ -68,6 +68,7 @@ extension MosquittoClient {
             if socketWatch !== watch { return }  // a callback ended this connection
             if readsPaused && !forced { break }
         } while passes < 256 && watch.bytesWaiting > 0
+        watch.acknowledgeQuickly()
         updateWriteInterest()
     }
 

@@ -33,6 +33,17 @@ final class SocketWatch {
         writeSuspended = true
     }
 
+    /// Asks the kernel to acknowledge what was just read at once rather than after the delayed-ACK timer.
+    ///
+    /// Brokers often leave Nagle's algorithm on (mosquitto's `set_tcp_nodelay` is false by default): a broker with
+    /// a lone small segment in flight, such as the PUBACK of one of our QoS 1 publishes, then holds every further
+    /// message to us until that segment is acknowledged, which our delayed ACK defers by up to 40 ms. Linux clears
+    /// TCP_QUICKACK again by itself, hence once per read pass.
+    func acknowledgeQuickly() {
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     func pauseReading() {
         guard !readSuspended else { return }
         read.suspend()
