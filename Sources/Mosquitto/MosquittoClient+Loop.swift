@@ -57,6 +57,10 @@ extension MosquittoClient {
     /// Reads every packet the kernel holds (up to 256 per event), unless the inbound buffer asks to pause.
     func socketReadable(forced: Bool) {
         guard let handle = handle?.pointer, let watch = socketWatch else { return }
+        // The broker's answer to our own publish (a lone PUBACK) is the segment its Nagle holds everything behind
+        // until we acknowledge it; our side, having just sent, delays that ACK. Acknowledge such reads at once
+        // (see `acknowledgeQuickly`); a plain inbound flood keeps the delayed ACKs that let the broker coalesce.
+        let awaitingAcknowledgements = !outstanding.isEmpty
         var passes = 0
         repeat {
             let rc = mosquitto_loop_read(handle, 1)
@@ -68,7 +72,7 @@ extension MosquittoClient {
             if socketWatch !== watch { return }  // a callback ended this connection
             if readsPaused && !forced { break }
         } while passes < 256 && watch.bytesWaiting > 0
-        watch.acknowledgeQuickly()
+        if awaitingAcknowledgements { watch.acknowledgeQuickly() }
         updateWriteInterest()
     }
 
