@@ -28,8 +28,6 @@ package actor CentralBridge: Service {
     let metrics: CentralMetrics
     let outbox: Outbox
     let values: ValueRelay
-    /// The StartNotify hot path: PropertiesChanged(Value) signals handed straight to `values`.
-    var valueTap: DBusSignalTapToken?
 
     var tree: BlueZObjectTree
     var devices: [String: TrackedDevice] = [:]
@@ -124,7 +122,8 @@ package actor CentralBridge: Service {
     /// session and subscription died with the connection.
     private func consumeBlueZEvents() async throws {
         let values = self.values
-        valueTap = try await bluez.tapCharacteristicValues { path, value in
+        // The StartNotify hot path; the tap lasts as long as the connection, which ends with the process.
+        _ = try await bluez.tapCharacteristicValues { path, value in
             values.relay(value, ofCharacteristic: path)
         }
         for await event in bluez.watch() {

@@ -96,12 +96,13 @@ final class CentralStateStore: Sendable {
     func hasPublished(_ topic: String) -> Bool { state.withLock { $0.publishedThisRun.contains(topic) } }
     func markPublished(_ topic: String) { _ = state.withLock { $0.publishedThisRun.insert(topic) } }
 
-    /// Marks `topic` published this run and records `value` as its last value; false when this is its first value
-    /// this run and equals the one remembered from the last run, so the retained message needs no republishing.
-    func recordPublication(of value: [UInt8], on topic: String) -> Bool {
+    /// Marks `topic` published this run and records `value` as its last value. False for a `retained` topic's first
+    /// value this run when it equals the one remembered from the last run: the broker still holds it, so a restart
+    /// does not republish it.
+    func recordPublication(of value: [UInt8], on topic: String, retained: Bool) -> Bool {
         state.withLock { state in
             let first = state.publishedThisRun.insert(topic).inserted
-            if first && state.lastValues[topic] == value { return false }
+            if retained && first && state.lastValues[topic] == value { return false }
             state.lastValues[topic] = value
             state.dirty = true
             return true

@@ -11,15 +11,15 @@ import Synchronization
 /// queue is flushed on the MQTT client's own queue with `publishOnQueue`, everything queued at once, so a burst
 /// costs one hand-off and no task or actor hop. When the client has no capacity (QoS 1 publishes at their bound,
 /// or a full output buffer) the rest waits here until the client reports capacity again. Bounded: beyond `limit`
-/// queued messages new ones are dropped and counted (`dropped`), so a broker that is away for long cannot grow
-/// memory without bound; QoS 0 messages published while the broker is away are lost and counted too.
+/// queued messages new ones are dropped and counted (`gattway.central.outbox.dropped`), so a broker that is away
+/// for long cannot grow memory without bound; QoS 0 messages published while the broker is away are lost and
+/// counted too.
 final class Outbox: Sendable {
     private struct State {
         var queue: Deque<MQTTMessage> = []
         /// A flush is queued on the MQTT client's queue, or waits there for capacity.
         var flushing = false
         var finished = false
-        var dropped = 0
     }
 
     private let state = Mutex(State())
@@ -38,7 +38,6 @@ final class Outbox: Sendable {
     func send(_ message: MQTTMessage) {
         let startFlush = state.withLock { state in
             guard !state.finished, state.queue.count < limit else {
-                state.dropped += 1
                 droppedCounter.increment()
                 return false
             }
@@ -49,8 +48,6 @@ final class Outbox: Sendable {
         }
         if startFlush { mqtt.queue.async { self.flush() } }
     }
-
-    var dropped: Int { state.withLock { $0.dropped } }
 
     /// Runs on the MQTT client's queue: offers everything queued to the client, in order, until the queue is empty
     /// or the client has no capacity (then the client calls back here when it has).
@@ -67,7 +64,6 @@ final class Outbox: Sendable {
             guard !batch.isEmpty else { return }
             let result = mqtt.publishOnQueue(batch[...]) { [self] in self.flush() }
             if result.failed > 0 {
-                state.withLock { $0.dropped += result.failed }
                 droppedCounter.increment(by: result.failed)
                 logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
             }

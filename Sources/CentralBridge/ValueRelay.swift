@@ -48,13 +48,7 @@ final class ValueRelay: Sendable {
             logger.debug("value.decode.failed", metadata: ["mqtt.topic": "\(route.valueTopic)"])
             return true
         }
-        // After a restart, a first value equal to the one already retained is not published again.
-        if route.retain {
-            guard store.recordPublication(of: value, on: route.valueTopic) else { return true }
-        } else {
-            store.markPublished(route.valueTopic)
-            store.setLastValue(value, of: route.valueTopic)
-        }
+        guard store.recordPublication(of: value, on: route.valueTopic, retained: route.retain) else { return true }
         metrics.notifications.increment()
         outbox.send(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
         return true
