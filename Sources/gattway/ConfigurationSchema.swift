@@ -305,10 +305,9 @@ enum ConfigurationSchema {
       "properties": {
         "adapter": {
           "title": "Adapter",
-          "description": "BlueZ adapter name.",
+          "description": "BlueZ adapter name; defaults to bluetooth.adapter.",
           "type": "string",
-          "pattern": "^hci[0-9]+$",
-          "default": "hci0"
+          "pattern": "^hci[0-9]+$"
         },
         "max_connections": {
           "title": "Maximum connections",
@@ -326,7 +325,7 @@ enum ConfigurationSchema {
           "properties": {
             "local_name": {
               "title": "Local name",
-              "description": "Name in the scan response (truncated if too long).",
+              "description": "Name in the scan response: at most 29 bytes (UTF-8), so that BlueZ never shortens it. Not together with includes: [local-name].",
               "type": "string",
               "minLength": 1
             },

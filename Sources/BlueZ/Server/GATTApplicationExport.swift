@@ -39,12 +39,12 @@ package final class GATTApplicationExport: Sendable {
         for (serviceIndex, service) in application.services.enumerated() {
             let servicePath = "\(root)/service\(serviceIndex)"
             let characteristicPaths = service.characteristics.indices.map { "\(servicePath)/char\($0)" }
+            // Exactly the properties doc/gatt-api.txt defines for a local GattService1; bluetoothd finds the
+            // characteristics through the object manager, by their Service property.
             try await connection.export(path: servicePath, interfaces: [
                 DBusInterface(name: BlueZName.gattService, properties: [
                     DBusProperty(name: "UUID", signature: "s", source: .stored(.string(service.uuid))),
                     DBusProperty(name: "Primary", signature: "b", source: .stored(.bool(service.primary))),
-                    DBusProperty(name: "Characteristics", signature: "ao",
-                                 source: .stored(.objectPathArray(characteristicPaths))),
                 ])
             ])
             for (index, characteristic) in service.characteristics.enumerated() {

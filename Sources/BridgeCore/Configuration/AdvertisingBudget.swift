@@ -5,10 +5,12 @@ import BluetoothCore
 /// Follows bluetoothd's arithmetic (notes §6.6): Flags AD 3 bytes (Gattway always advertises as a
 /// connectable peripheral), `tx-power` 3, `appearance` 4, 2 header bytes per AD structure, service UUIDs
 /// grouped into one list per size, manufacturer data 2-byte company id + data, service data UUID + data.
-/// The local name goes to the scan response (truncated there), so it does not count.
+/// The local name goes to the scan response, budgeted on its own (``scanResponseNameLimit``).
 package struct AdvertisingBudget: Sendable, Hashable {
     /// `BT_AD_MAX_DATA_LEN`.
     package static let legacyLimit = 31
+    /// The longest local name sent whole: the scan response's 31 bytes less the AD structure's 2 header bytes.
+    package static let scanResponseNameLimit = legacyLimit - 2
 
     /// One named part and its size in bytes, headers included.
     package struct Part: Sendable, Hashable {

@@ -48,7 +48,6 @@ import Testing
         expectDefault("$defs/characteristic/properties/read", D.characteristicRead ? "1" : "0")
         expectDefault("$defs/codec", D.codec)
         let peripheral = "properties/peripheral/properties/"
-        expectDefault(peripheral + "adapter", D.adapter)
         expectDefault(peripheral + "max_connections", "\(D.peripheralMaxConnections)")
         expectDefault(peripheral + "advertise/properties/discoverable", D.discoverable ? "1" : "0")
         let local = "$defs/localCharacteristic/properties/"

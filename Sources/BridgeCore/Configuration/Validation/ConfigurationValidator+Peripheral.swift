@@ -1,8 +1,12 @@
 import BluetoothCore
 
 extension ConfigurationValidator {
-    mutating func validatePeripheral(_ section: BridgeConfigurationFile.PeripheralSection) -> PeripheralConfiguration? {
-        let adapter = adapterName(section.adapter, "peripheral.adapter")
+    mutating func validatePeripheral(
+        _ section: BridgeConfigurationFile.PeripheralSection, defaultAdapter: String?
+    ) -> PeripheralConfiguration? {
+        // Without its own adapter the peripheral uses the validated bluetooth adapter; an invalid one is reported
+        // once, at bluetooth.adapter.
+        let adapter = section.adapter.map { adapterName($0, "peripheral.adapter") } ?? defaultAdapter
         let connections = range(
             section.maxConnections ?? ConfigurationDefaults.peripheralMaxConnections, 1...32,
             "peripheral.max_connections")
@@ -48,8 +52,19 @@ extension ConfigurationValidator {
             enumeration($1, "\(path).includes[\($0)]", AdvertisementConfiguration.Include.self)
         }
         let appearance = file?.appearance.flatMap { range($0, 0...65535, "\(path).appearance") }
-        if let name = file?.localName, name.isEmpty || name.utf8.count > 248 {
-            fail("\(path).local_name", "must be 1…248 bytes")
+        if let name = file?.localName {
+            if name.isEmpty || name.utf8.count > AdvertisingBudget.scanResponseNameLimit {
+                // bluetoothd puts the name in the 31-byte scan response and, past 29 bytes, sends a shortened
+                // name without a word (src/shared/ad.c serialize_name()).
+                fail(
+                    "\(path).local_name",
+                    "is \(name.utf8.count) bytes; the scan response holds a name of 1…"
+                        + "\(AdvertisingBudget.scanResponseNameLimit) bytes (BlueZ would cut a longer one)")
+            }
+            if includes.contains(.localName) {
+                // bluetoothd refuses the whole advertisement (src/advertising.c parse_local_name()).
+                fail("\(path).local_name", "cannot be set together with includes: [local-name]")
+            }
         }
         let advert = AdvertisementConfiguration(
             localName: file?.localName, serviceUUIDs: uuids, manufacturerData: manufacturer, serviceData: serviceData,

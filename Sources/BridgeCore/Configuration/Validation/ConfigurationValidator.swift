@@ -25,7 +25,8 @@ struct ConfigurationValidator {
         let mqtt = validateMQTT(file.mqtt)
         let bluetooth = validateBluetooth(file.bluetooth)
         let devices = validateDevices(file.devices ?? [])
-        let peripheral = file.peripheral.flatMap { validatePeripheral($0) }
+        // The peripheral advertises on the bluetooth adapter unless it names its own.
+        let peripheral = file.peripheral.flatMap { validatePeripheral($0, defaultAdapter: bluetooth?.adapter) }
         let logLevel = enumeration(
             file.logLevel ?? ConfigurationDefaults.logLevel, "log_level",
             BridgeConfiguration.LogLevel.self)
