@@ -81,6 +81,11 @@ extension CentralBridge {
                 resultTopic: { if case .write = command.kind { route.setResultTopic } else { nil } }(),
                 responseTopic: command.responseTopic, correlationData: command.correlationData,
                 transaction: command.transaction)
+            // Once stopping, what is still queued is answered at once instead of each waiting for its device.
+            guard !shuttingDown else {
+                fail(reply, .gattway("ShuttingDown", "gattway is stopping; the command was not run"))
+                continue
+            }
             do {
                 let characteristicPath = try await readyCharacteristic(path, route)
                 let timeout = configuration.bluetooth.requestTimeout

@@ -321,35 +321,38 @@ package actor CentralBridge: Service {
     struct DeviceWaiter {
         let path: String
         let condition: @Sendable (BlueZDeviceState?) -> Bool
-        let continuation: CheckedContinuation<Void, any Error>
+        let signal: DeviceWaiterSignal
     }
 
     /// Waits until `condition` holds for the device at `path`, at most `timeout`.
+    ///
+    /// The timeout is a child task that ends with the wait, so a long one (a link waiting for its device to drop)
+    /// leaves nothing behind; cancellation and shutdown end the wait at once.
     func waitForDevice(
         _ path: String, timeout: Duration, until condition: @escaping @Sendable (BlueZDeviceState?) -> Bool
     ) async throws {
         if condition(tree.devices[path]) { return }
+        if shuttingDown { throw CancellationError() }
         nextWaiterID += 1
         let id = nextWaiterID
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            waiters[id] = DeviceWaiter(path: path, condition: condition, continuation: continuation)
-            spawn {
-                try? await Task.sleep(for: timeout)
-                await self.expireWaiter(id, after: timeout)
+        let signal = DeviceWaiterSignal()
+        waiters[id] = DeviceWaiter(path: path, condition: condition, signal: signal)
+        defer { waiters[id] = nil }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await signal.wait() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw CommandFailure.gattway("Timeout", "no answer within \(timeout)")
             }
+            try await group.next()
+            group.cancelAll()
         }
-    }
-
-    private func expireWaiter(_ id: UInt64, after timeout: Duration) {
-        waiters.removeValue(forKey: id)?.continuation.resume(
-            throwing: CommandFailure.gattway("Timeout", "no answer within \(timeout)"))
     }
 
     func checkWaiters(_ path: String) {
         let state = tree.devices[path]
-        for (id, waiter) in waiters where waiter.path == path && waiter.condition(state) {
-            waiters[id] = nil
-            waiter.continuation.resume()
+        for waiter in waiters.values where waiter.path == path && waiter.condition(state) {
+            waiter.signal.fire()
         }
     }
 
@@ -380,8 +383,7 @@ package actor CentralBridge: Service {
             }
         }
         for path in devices.keys { publishAvailability(path, online: false) }
-        for waiter in waiters.values { waiter.continuation.resume(throwing: CancellationError()) }
-        waiters = [:]
+        for waiter in waiters.values { waiter.signal.fail(CancellationError()) }
         if discovering { try? await bluez.stopDiscovery(adapter: adapterPath) }
         store.save()
     }

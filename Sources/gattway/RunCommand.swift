@@ -74,16 +74,25 @@ struct RunCommand: AsyncParsableCommand {
                 topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, clients: clients, bus: bus,
                 logger: logger)))
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services,
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Stopping is bounded: what has not finished its graceful shutdown by then is cancelled, well within
+        // systemd's stop timeout; the broker publishes the Last Will for a connection that could not say goodbye.
+        groupConfiguration.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
+        groupConfiguration.maximumCancellationDuration = Self.cancellationLimit
+        let group = ServiceGroup(configuration: groupConfiguration)
         logger.notice("gattway.starting", metadata: ["config": "\(config)", "version": "\(GattwayVersion.current)"])
         try await group.run()
         await bus.close()
         logger.notice("gattway.stopped")
     }
+}
+
+extension RunCommand {
+    /// How long the services have, together, to stop gracefully (disconnect devices, publish `offline`).
+    static let gracefulShutdownLimit: Duration = .seconds(10)
+    /// How long cancelled services have to return; past it ServiceLifecycle ends the process.
+    static let cancellationLimit: Duration = .seconds(5)
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
@@ -117,9 +126,14 @@ struct SystemdReadiness: Service {
     let mqtt: MosquittoClient
 
     func run() async throws {
-        try? await mqtt.waitUntilConnected(timeout: .seconds(86_400))
-        SystemdNotifier.notify("READY=1")
-        try? await gracefulShutdown()
+        // A broker that never answers must not hold up a stop: shutdown ends the wait, and READY=1 is then not sent.
+        let connected: Void? = try? await cancelWhenGracefulShutdown {
+            try await mqtt.waitUntilConnected(timeout: .seconds(86_400))
+        }
+        if connected != nil, !Task.isShuttingDownGracefully {
+            SystemdNotifier.notify("READY=1")
+            try? await gracefulShutdown()
+        }
         SystemdNotifier.notify("STOPPING=1")
     }
 }
