@@ -27,8 +27,12 @@ extension CentralBridge {
             guard seconds > 0, seconds <= 300 else {
                 return fail(reply, .gattway("InvalidRequest", "duration must be between 0 and 300 seconds"))
             }
+            guard scansInFlight < Self.maxScansInFlight else {
+                return fail(reply, .gattway("Busy", "\(scansInFlight) scans are already running; try again later"))
+            }
             await ensureDiscovery()
             // Answer once the scan window has passed, with what BlueZ heard (the strongest first, at most 200).
+            scansInFlight += 1
             spawn {
                 try? await Task.sleep(for: .seconds(seconds))
                 await self.answerScan(reply)
@@ -39,13 +43,30 @@ extension CentralBridge {
             else {
                 return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(body["device"]?.stringValue ?? message.payloadText)"))
             }
-            await perform(verb, on: path, reply: reply)
+            // A connect may take the whole connect timeout: it runs in a task of its own, so that the command
+            // topics (read by the same consumer) never wait for it.
+            guard requestsInFlight < Self.maxRequestsInFlight else {
+                return fail(reply, .gattway("Busy", "\(requestsInFlight) requests are already running; try again later"))
+            }
+            requestsInFlight += 1
+            spawn {
+                await self.perform(verb, on: path, reply: reply)
+                await self.requestFinished()
+            }
         default:
             fail(reply, .gattway("UnknownRequest", "unknown bridge request \(verb)"))
         }
     }
 
+    /// Bridge requests (connect, disconnect, remove) running at once; more get a `Busy` answer.
+    static let maxRequestsInFlight = 8
+    /// Scan windows open at once; each holds a task until its answer.
+    static let maxScansInFlight = 4
+
+    private func requestFinished() { requestsInFlight -= 1 }
+
     private func answerScan(_ reply: ReplyAddress) {
+        scansInFlight -= 1
         let heard = tree.devices.values.sorted { ($0.rssi ?? -128) > ($1.rssi ?? -128) }.prefix(200)
         succeed(reply) { writer in
             writer.field("discovering", self.discovering)

@@ -42,6 +42,8 @@ package actor CentralBridge: Service {
     var subscribedFilters: Set<String> = []
     var devicesListDirty = false
     var devicesListFlushScheduled = false
+    var requestsInFlight = 0
+    var scansInFlight = 0
 
     let version: String
 
