@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import BlueZ
 import BluetoothCore
 import BridgeCore
