@@ -63,7 +63,8 @@ def test_demo_bridges_the_devices_and_stops_on_ctrl_c():
     # Nothing the demo started is left behind: the daemons run in sessions of their own, so look for the demo's
     # work directory and scenario in every command line (children finishing their shutdown get a few seconds).
     work = next(line.split("gattway log: ", 1)[1].rsplit("/", 1)[0] for line in stderr if "gattway log: " in line)
-    pattern = f"{work}|scenarios/demo.yaml"
+    # Only this checkout's scenario path: other checkouts on the machine may run simulators of their own.
+    pattern = f"{work}|{ROOT}/Tests/BlueZSimulator/scenarios/demo.yaml"
     leftovers = []
     for _ in range(50):
         leftovers = subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True).stdout.splitlines()
