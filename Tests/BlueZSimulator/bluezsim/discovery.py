@@ -228,7 +228,7 @@ class Discovery:
             await asyncio.sleep(SCAN_TICK)
 
     def report(self, p: "VirtualPeripheral", report: dict) -> None:
-        """btd_adapter_device_found() for one advertising report, in bluetoothd's order."""
+        """btd_adapter_update_found_device() (5.66) for one advertising report, in bluetoothd's order."""
         from .device import Device
 
         self.sim.counters["adv_reports"] += 1

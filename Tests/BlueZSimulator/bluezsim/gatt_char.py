@@ -1,4 +1,4 @@
-"""org.bluez.GattCharacteristic1 of a remote device (src/gatt-client.c, 5.66 rules of notes §6.4)."""
+"""org.bluez.GattCharacteristic1 of a remote device, as src/gatt-client.c of 5.66 serves it."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,4 @@
-"""Adapter1 and discovery rules (notes §6.1–§6.2)."""
+"""Adapter1 and discovery rules (src/adapter.c, src/device.c)."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,4 @@
-"""GATT client rules (notes §6.4): reads, writes, ATT error mapping, notify sessions, MTU."""
+"""GATT client rules (src/gatt-client.c): reads, writes, ATT error mapping, notify sessions, MTU."""
 from __future__ import annotations
 
 import asyncio
