@@ -99,8 +99,10 @@ def start_dbus_daemon(workdir: str) -> tuple[subprocess.Popen, str]:
 async def run(args: argparse.Namespace) -> int:
     from . import gatt_server
     from .control import Control
-    from .scenario import load_scenario
+    from .scenario import ScenarioError, load_scenario
 
+    # A missing or invalid scenario is refused before anything starts.
+    scenario = load_scenario(args.scenario) if args.scenario else None
     workdir = tempfile.mkdtemp(prefix="bluez-sim-")
     daemon = None
     try:
@@ -110,12 +112,15 @@ async def run(args: argparse.Namespace) -> int:
             daemon, address = start_dbus_daemon(workdir)
         sim = Simulator(address, args.bluez_version)
         sim.gatt_cache = args.gatt_cache
-        scenario = load_scenario(args.scenario) if args.scenario else None
         sim.add_extension(gatt_server.extension())
         await sim.start()
         Control(sim).install()
         if scenario is not None:
-            scenario.apply(sim)
+            try:
+                scenario.apply(sim)
+            except ScenarioError:
+                await asyncio.wait_for(sim.stop(), SHUTDOWN_TIMEOUT)
+                raise
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -145,7 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="bluez-sim %(levelname)s %(name)s: %(message)s")
-    code = asyncio.run(run(args))
+    from .scenario import ScenarioError
+
+    try:
+        code = asyncio.run(run(args))
+    except ScenarioError as e:
+        # One line for the person who typed the command, no traceback.
+        sys.stderr.write(f"bluez-sim: {' '.join(str(e).split())}\n")
+        code = 2
     sys.stdout.flush()
     # Leftover background tasks were cancelled by asyncio.run; skip interpreter teardown of extension
     # threads so a stuck client connection can never keep the process alive.

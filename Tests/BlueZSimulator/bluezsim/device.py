@@ -122,10 +122,11 @@ class Device:
             if not self.alias:
                 ch["Alias"] = Variant("s", name)
         rssi = r["rssi"]
-        if self.rssi is None or abs(self.rssi - rssi) >= max(rssi_threshold, 1):
-            if rssi != self.rssi:
-                self.rssi = rssi
-                ch["RSSI"] = Variant("n", rssi)
+        # device_set_rssi_with_delta(): a threshold of 0 (filtered discovery) signals every report,
+        # even an unchanged value; an unknown RSSI is always replaced.
+        if self.rssi is None or abs(self.rssi - rssi) >= rssi_threshold:
+            self.rssi = rssi
+            ch["RSSI"] = Variant("n", rssi)
         tx = r.get("tx_power")
         if tx is not None and tx != self.tx_power:
             self.tx_power = tx
@@ -138,7 +139,10 @@ class Device:
         if flags is not None and bytes([flags]) != self.flags:
             self.flags = bytes([flags])
             ch["AdvertisingFlags"] = Variant("ay", self.flags)
-        new_uuids = [u for u in list(r.get("uuids", [])) + list(r.get("service_data", {})) if u not in self.uuids]
+        advertised = list(r.get("uuids", []))
+        if self.sim.version_tuple >= (5, 69):  # add_service_data() merges service data UUIDs from 5.69 on
+            advertised += list(r.get("service_data", {}))
+        new_uuids = [u for u in advertised if u not in self.uuids]
         if new_uuids:
             self.uuids.extend(new_uuids)
             ch["UUIDs"] = Variant("as", list(self.uuids))

@@ -1,7 +1,7 @@
 """Adapter discovery (src/adapter.c): per-client sessions and filters, merged filtering, advert reports.
 
 Each D-Bus client has at most one session per adapter and one filter (which may be set before the
-session starts). Discovery runs while any session exists; a client's session and filter end when it
+session starts and outlives it). Discovery runs while any session exists; a client's session and filter end when it
 leaves the bus. Filters of all clients are OR-ed: a report is delivered if any session accepts it.
 """
 from __future__ import annotations
@@ -37,11 +37,6 @@ class DiscoveryFilter:
         self.discoverable = False
         self.pattern: str | None = None  # set (even to "") only when the client gave one
 
-    def is_default(self) -> bool:
-        """adapter.c drops a filter equal to the defaults: the client is then unfiltered."""
-        return (not self.uuids and self.rssi is None and self.pathloss is None and self.transport == "auto"
-                and not self.duplicate and not self.discoverable and self.pattern is None)
-
     def matches(self, report: dict, rssi: int) -> bool:
         """is_filter_match() for this client (5.66): advertised service UUIDs, then "proximity".
 
@@ -56,7 +51,14 @@ class DiscoveryFilter:
 
 
 def parse_filter(props: dict[str, Variant]) -> DiscoveryFilter | None:
-    """parse_discovery_filter_dict(): every failure is InvalidArguments; defaults mean 'no filter'."""
+    """parse_discovery_filter_dict(): every failure is InvalidArguments; only `{}` means "no filter".
+
+    Any non-empty dict gives the client a filter object, even one that only repeats the defaults,
+    and a discovering client with a filter object makes the whole scan a filtered one
+    (merge_discovery_filters() returns a kernel filter, start_discovery_complete() sets
+    filtered_discovery from it)."""
+    if not props:
+        return None
     f = DiscoveryFilter()
     expected = {"UUIDs": "as", "RSSI": "n", "Pathloss": "q", "Transport": "s", "DuplicateData": "b",
                 "Discoverable": "b", "Pattern": "s"}
@@ -90,7 +92,7 @@ def parse_filter(props: dict[str, Variant]) -> DiscoveryFilter | None:
             f.pattern = value
     if f.rssi is not None and f.pathloss is not None:
         raise errors.invalid_args()
-    return None if f.is_default() else f
+    return f
 
 
 class Discovery:
@@ -119,15 +121,18 @@ class Discovery:
             raise errors.not_ready()
         if sender not in self.sessions:
             raise errors.failed("No discovery started")
+        # discovery_remove(): the client's filter outlives its session, until `{}` or the client leaves.
         del self.sessions[sender]
-        self.filters.pop(sender, None)
         self._update_state()
 
     def set_filter(self, sender: str, props: dict) -> None:
         if not self.adapter.powered:
             raise errors.not_ready()
         f = parse_filter(props)
-        self.filters[sender] = f
+        if f is None:
+            self.filters.pop(sender, None)  # set_discovery_filter(): `{}` removes a pre-set filter
+        else:
+            self.filters[sender] = f
         if sender in self.sessions:
             self.sessions[sender] = f
 
@@ -223,7 +228,7 @@ class Discovery:
             await asyncio.sleep(SCAN_TICK)
 
     def report(self, p: "VirtualPeripheral", report: dict) -> None:
-        """btd_adapter_device_found() for one advertising report, in bluetoothd's order."""
+        """btd_adapter_update_found_device() (5.66) for one advertising report, in bluetoothd's order."""
         from .device import Device
 
         self.sim.counters["adv_reports"] += 1
@@ -237,6 +242,7 @@ class Discovery:
         kernel_rssi = self._kernel_rssi()
         if kernel_rssi is not None and rssi < kernel_rssi:
             return
+        # adapter->filtered_discovery: some discovering client has a filter object, whatever it holds.
         filtered = any(f is not None for f in sessions.values())
         discoverable = self._device_is_discoverable(p, report, filtered)
         dev = self.adapter.devices.get(p.address)

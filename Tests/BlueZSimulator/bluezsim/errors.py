@@ -72,7 +72,7 @@ ATT_INSUFFICIENT_ENCRYPTION = 0x0F
 
 def att_error_to_dbus(code: int) -> DBusError:
     """Client-side mapping, as gatt-client.c's create_gatt_dbus_error()."""
-    if code == 0:  # the procedure was cancelled, e.g. by the link going down
+    if code == 0:  # an error response carrying code 0 (a request cut by the link is 0x0E instead)
         return failed("Operation failed")
     if code == ATT_READ_NOT_PERMITTED:
         return not_permitted("Read not permitted")

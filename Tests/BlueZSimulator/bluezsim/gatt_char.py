@@ -1,4 +1,4 @@
-"""org.bluez.GattCharacteristic1 of a remote device (src/gatt-client.c, 5.66 rules of notes §6.4)."""
+"""org.bluez.GattCharacteristic1 of a remote device, as src/gatt-client.c of 5.66 serves it."""
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +8,8 @@ from dbus_fast import DBusError, Message, Variant
 
 from . import errors
 from .acquire import AcquiredSocket
-from .errors import (ATT_READ_NOT_PERMITTED, ATT_UNLIKELY_ERROR, ATT_WRITE_NOT_PERMITTED, AttError,
-                     att_error_to_dbus)
+from .errors import (ATT_INVALID_OFFSET, ATT_READ_NOT_PERMITTED, ATT_UNLIKELY_ERROR, ATT_WRITE_NOT_PERMITTED,
+                     AttError, att_error_to_dbus)
 from .interface import Interface, Reply, method
 
 if TYPE_CHECKING:
@@ -26,6 +26,25 @@ def _option(options: dict[str, Variant], key: str, sig: str, default: Any) -> An
     if v.signature != sig:
         raise errors.invalid_args()
     return v.value
+
+
+def stored_read_result(cached: bytes, offset: int, data: bytes) -> tuple[bytes, bytes]:
+    """chrc_read_cb(): returns (new cached value, ReadValue reply) for `data` read at `offset`.
+
+    The cache is reset when offset is 0; otherwise the bytes are written at `offset` over the cached
+    value (gatt_db_attribute_write(): the tail beyond them stays, a gap is zero-filled here where
+    bluetoothd leaves it uninitialised). The reply is the cached value read back from `offset`
+    (gatt_db_attribute_read()), so it can carry the old tail. An empty result writes nothing, and a
+    read back past the end is Invalid Offset."""
+    if offset == 0:
+        return data, data
+    value = cached
+    if data:
+        base = cached.ljust(offset, b"\0")
+        value = base[:offset] + data + base[offset + len(data):]
+    if value and offset > len(value):
+        raise att_error_to_dbus(ATT_INVALID_OFFSET)
+    return value, value[offset:]
 
 
 class RemoteCharacteristic(Interface):
@@ -65,8 +84,8 @@ class RemoteCharacteristic(Interface):
             p["WriteAcquired"] = Variant("b", self.write_sock is not None)
         if self.client.mtu and self.sim.version_tuple >= (5, 62):
             p["MTU"] = Variant("q", self.client.mtu)
-        if self.sim.version_tuple >= (5, 69):
-            p["Handle"] = Variant("q", self.model.value_handle)
+        if self.sim.version_tuple >= (5, 69):  # characteristic_get_handle(): the declaration handle
+            p["Handle"] = Variant("q", self.model.handle)
         return p
 
     # ----- link events -----------------------------------------------------------------------
@@ -80,7 +99,9 @@ class RemoteCharacteristic(Interface):
         self.model.remote = None
         self.close_sockets()
         if self.read_op is not None and not self.read_op[1].done():
-            self.read_op[1].set_exception(att_error_to_dbus(0))  # cancelled request: "Operation failed"
+            # disc_att_send_op() completes a request cut by the link with an error PDU-less response,
+            # which gatt-client.c's process_error() reports as Unlikely Error.
+            self.read_op[1].set_exception(att_error_to_dbus(ATT_UNLIKELY_ERROR))
         if self.sim.version_tuple >= (5, 62):
             self.properties_changed({}, ["MTU"])
 
@@ -147,9 +168,10 @@ class RemoteCharacteristic(Interface):
             waiters = {op} if lost is None else {op, lost}
             done, _ = await asyncio.wait(waiters, timeout=OP_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
             if op not in done:
-                # Link loss (or no answer): bluetoothd cancels the request, reported as ATT code 0.
+                # Link loss, or the 30 s ATT timeout that shuts the link down: disc_att_send_op()
+                # completes the request without a PDU, which process_error() reports as 0x0E.
                 op.cancel()
-                raise att_error_to_dbus(0)
+                raise att_error_to_dbus(ATT_UNLIKELY_ERROR)
             return op.result()
         except AttError as e:
             raise att_error_to_dbus(e.code) from None
@@ -171,15 +193,10 @@ class RemoteCharacteristic(Interface):
                 raise att_error_to_dbus(ATT_READ_NOT_PERMITTED)
             data = bytes(await self._att(self.model.behaviour.read(offset)))
             self.sim.counters["reads"] += 1
-            # chrc_read_cb(): the result is stored at `offset` in the cached value (reset first when
-            # offset is 0) and the reply carries the whole stored value.
-            old = self.value or b""
-            if offset > len(old):
-                raise att_error_to_dbus(ATT_UNLIKELY_ERROR)
-            self.value = data if offset == 0 else old[:offset] + data
+            self.value, answer = stored_read_result(self.value or b"", offset, data)
             self.properties_changed({"Value": Variant("ay", self.value)})
             if not fut.done():
-                fut.set_result(self.value)
+                fut.set_result(answer)
         except DBusError as e:
             if not fut.done():
                 fut.set_exception(e)

@@ -14,7 +14,8 @@ MAX_VALUE_LEN = 512  # one datagram is read into a buffer of BT_ATT_MAX_VALUE_LE
 
 class NotifyReader:
     """bluetoothd's end of an app's AcquireNotify socket: one datagram is one notification, sent to
-    every subscribed device (also with the per-device sockets of 5.69+, as sock_io_read() does).
+    every subscribed device (5.66's one socket per characteristic, and also the per-device sockets of
+    5.69 to 5.75), or from 5.76 only to the socket's own device (sock_io_read()).
 
     Reading stops while a subscribed link's buffer is full, so the app's own non-blocking sends
     meet EAGAIN exactly as they would when the radio cannot keep up.
@@ -44,8 +45,9 @@ class NotifyReader:
     def _readable(self) -> None:
         io, chrc = self.io, self.chrc
         counters = io.sim.counters
+        target = io.socket_target(self.key)
         for _ in range(64):  # bounded batch so one busy socket cannot starve the loop
-            if not io.links_have_room(chrc):
+            if not io.links_have_room(chrc, target):
                 counters["server.notify_reader_paused"] += 1
                 self.pause()
                 return
@@ -60,7 +62,7 @@ class NotifyReader:
                 self._hangup()
                 return
             counters["server.notify_fd_values"] += 1
-            io.notify(chrc, data)
+            io.notify(chrc, data, target)
 
     def _hangup(self) -> None:
         """sock_hup(): the app closed its end; bluetoothd forgets the io."""

@@ -23,13 +23,23 @@ def parse_address(text: str) -> str:
     return text.upper()
 
 
+ASCII_WHITESPACE = b" \t\n\v\f\r"  # what g_strstrip() removes
+
+
 def decode_name(raw: bytes) -> str:
-    """eir.c name2utf8(): invalid UTF-8 truncates the name at the first bad byte."""
-    raw = raw[:MAX_NAME_BYTES].split(b"\0", 1)[0]
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return raw[: e.start].decode("utf-8")
+    """The name bluetoothd keeps from a name AD (eir_parse() and name2utf8() of src/eir.c).
+
+    Trailing NULs are dropped first. Valid UTF-8 without NULs is kept whole; anything else is
+    treated as ASCII: cut at the first NUL, every non-ASCII byte replaced by a space, then leading
+    and trailing whitespace stripped."""
+    raw = raw[:MAX_NAME_BYTES].rstrip(b"\0")
+    if b"\0" not in raw:  # g_utf8_validate() with a length refuses embedded NULs
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    ascii_only = bytes(b if b < 0x80 else 0x20 for b in raw.split(b"\0", 1)[0])
+    return ascii_only.strip(ASCII_WHITESPACE).decode("ascii")
 
 
 def parse_advert(spec: dict) -> dict:

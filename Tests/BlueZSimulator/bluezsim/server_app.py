@@ -71,8 +71,10 @@ BASE_UUID_TAIL = "-0000-1000-8000-00805f9b34fb"
 GAP_UUID = "00001800" + BASE_UUID_TAIL
 GATT_UUID = "00001801" + BASE_UUID_TAIL
 CCC_UUID = "00002902" + BASE_UUID_TAIL
-# bluetoothd's own GAP and GATT services occupy the first handles of the local database.
-FIRST_APP_HANDLE = 0x0010
+# register_core_services() fills the local database first: GAP 0x0001-0x0007 (populate_gap_service(),
+# 7 handles), GATT 0x0008-0x0011 (populate_gatt_service(), 10 handles) and, with main.conf's default
+# DeviceID source, Device Information 0x0012-0x0014 (populate_devinfo_service(), 3 handles).
+FIRST_APP_HANDLE = 0x0015
 
 
 def normalize_uuid(text: str) -> str | None:

@@ -327,11 +327,14 @@ class ServerIO:
 
     # ----- notifications (send_notification_to_devices) --------------------------------------
 
-    def notify(self, chrc: ServerCharacteristic, value: bytes) -> bool:
-        """Fans one value out to every link whose CCC is enabled; False when some link was full."""
+    def notify(self, chrc: ServerCharacteristic, value: bytes, only: Any = None) -> bool:
+        """Fans one value out to every link whose CCC is enabled (or to `only` when given); False when
+        some link was full."""
         value = value[:MAX_VALUE_LEN]
         all_taken = True
         for link in self.links:
+            if only is not None and link is not only:
+                continue
             mode = link.ccc.get(chrc)
             if mode and not link.offer(chrc, value, not (mode & 1)):
                 all_taken = False
@@ -342,8 +345,14 @@ class ServerIO:
         if chrc.app.registered:
             send_app_noreply(self.sim.bus, chrc.app.owner, chrc.path, GATT_CHRC, "Confirm")
 
-    def links_have_room(self, chrc: ServerCharacteristic) -> bool:
-        return all(link.has_room() for link in self.links if link.ccc.get(chrc))
+    def links_have_room(self, chrc: ServerCharacteristic, only: Any = None) -> bool:
+        return all(link.has_room() for link in self.links
+                   if link.ccc.get(chrc) and (only is None or link is only))
+
+    def socket_target(self, key: Any) -> Any:
+        """Where a value read from an AcquireNotify socket goes: sock_io_read() sends it to every
+        subscribed device up to 5.75, and from 5.76 only to the device that socket belongs to."""
+        return key if self.sim.version_tuple >= (5, 76) else None
 
     def resume_readers(self) -> None:
         """A link drained: readers paused because of a full link buffer may read again."""

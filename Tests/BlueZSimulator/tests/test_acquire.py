@@ -1,4 +1,4 @@
-"""AcquireNotify / AcquireWrite (notes §6.4): socket type, one datagram per value, drop on EAGAIN, HUP."""
+"""AcquireNotify / AcquireWrite (src/gatt-client.c): socket type, one datagram per value, drop on EAGAIN, HUP."""
 from __future__ import annotations
 
 import asyncio

@@ -72,7 +72,9 @@ def test_bluetoothctl_advertisement_and_gatt_application():
                 await btctl.send("register-characteristic 0x2A19 read,notify", expect="Enter value")
                 await btctl.send("64")
                 await btctl.send("register-application", expect="Application registered")
-                assert "Characteristic (Handle 0x0012)" in btctl.output  # the handle written back
+                # The value handle written back: service 0x0015 (after bluetoothd's GAP, GATT and Device
+                # Information services), declaration 0x0016, value 0x0017.
+                assert "Characteristic (Handle 0x0017)" in btctl.output
 
                 await central(ctl, "Connect", "sa{sv}", [PHONE, {}])
                 # bluetoothctl took the value "64" as hex

@@ -1,4 +1,4 @@
-"""Device1 connection model (notes §6.3)."""
+"""Device1 connection model (src/device.c)."""
 from __future__ import annotations
 
 import asyncio

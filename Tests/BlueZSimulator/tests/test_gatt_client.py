@@ -1,4 +1,4 @@
-"""GATT client rules (notes §6.4): reads, writes, ATT error mapping, notify sessions, MTU."""
+"""GATT client rules (src/gatt-client.c): reads, writes, ATT error mapping, notify sessions, MTU."""
 from __future__ import annotations
 
 import asyncio
@@ -96,9 +96,17 @@ def test_read_updates_value_and_honours_offset():
             w = await world(address, make_spec())
             assert await w.read("aa01") == bytes.fromhex("00112233")
             assert w.rec.changes(w.char_path("aa01"), "Value")[-1] == bytes.fromhex("00112233")
-            # A read at an offset is stored there and the reply is the whole cached value (chrc_read_cb).
+            # chrc_read_cb(): bytes read at an offset are stored there in the cached value, and the reply
+            # is the cached value read back from that offset.
+            path = w.char_path("aa01")
             await call(w.bus, CONTROL, "SetValue", "ssay", [ADDR, "aa01", bytes.fromhex("0011aabb")])
-            assert await w.read("aa01", offset=2) == bytes.fromhex("0011aabb")
+            assert await w.read("aa01", offset=2) == bytes.fromhex("aabb")
+            assert w.rec.changes(path, "Value")[-1] == bytes.fromhex("0011aabb")
+            # A shorter value read at the offset overwrites only its own bytes: the cached tail stays,
+            # in the cache and in the reply.
+            await call(w.bus, CONTROL, "SetValue", "ssay", [ADDR, "aa01", bytes.fromhex("0011cc")])
+            assert await w.read("aa01", offset=2) == bytes.fromhex("ccbb")
+            assert w.rec.changes(path, "Value")[-1] == bytes.fromhex("0011ccbb")
             await expect(w.read("aa01", offset=9), "InvalidArguments", "Invalid offset")
     run(body())
 
@@ -253,5 +261,33 @@ def test_link_loss_fails_pending_operations():
             pending = asyncio.ensure_future(w.write("aa01", b"late", type="request"))
             await asyncio.sleep(0.2)
             await call(w.bus, CONTROL, "Disconnect", "ss", [ADDR, "timeout"])
-            await expect(pending, "Failed", "Operation failed")
+            # disc_att_send_op() completes the cut request without a PDU: process_error() makes it 0x0E.
+            await expect(pending, "Failed", "Operation failed with ATT error: 0x0e")
+    run(body())
+
+
+def test_link_loss_fails_a_pending_read_with_unlikely_error():
+    async def body():
+        async with simulator() as address:
+            w = await world(address, make_spec(latency_ms=2000))
+            pending = asyncio.ensure_future(w.read("aa01"))
+            await asyncio.sleep(0)  # lets the read send its call first; the bus keeps their order
+            await expect(w.read("aa01", offset=1), "InProgress")  # the first read is on the link now
+            await call(w.bus, CONTROL, "Disconnect", "ss", [ADDR, "remote"])
+            await expect(pending, "Failed", "Operation failed with ATT error: 0x0e")
+    run(body())
+
+
+def test_client_handles_from_5_69_are_declaration_handles():
+    async def body():
+        async with simulator("--bluez-version", "5.69") as address:
+            w = await world(address, make_spec())
+            objs = (await call(w.bus, bluez("/", "org.freedesktop.DBus.ObjectManager"), "GetManagedObjects"))[0]
+            path = w.char_path("aa01")
+            # characteristic_get_handle() answers chrc->handle, the declaration handle that also names
+            # the object path; the value handle is the one after it.
+            handle = objs[path][GC]["Handle"].value
+            assert path.endswith(f"/char{handle:04x}")
+            service_path = objs[path][GC]["Service"].value
+            assert objs[service_path]["org.bluez.GattService1"]["Handle"].value == handle - 1
     run(body())

@@ -40,6 +40,9 @@ def test_register_writes_back_handles_and_unregister():
             # The Set calls for Handle=0 objects arrive before the reply, as bluetoothd sends them first.
             handles = dict(app.handle_writes)
             assert set(handles) == {"/app/service0", "/app/service0/char0", "/app/service0/char1"}
+            # bluetoothd's own GAP (0x0001-0x0007), GATT (0x0008-0x0011) and Device Information
+            # (0x0012-0x0014) services come first (register_core_services()).
+            assert handles["/app/service0"] == 0x0015
             # service decl, char0 decl+value, CCC, user descriptor, char1 decl+value
             assert handles["/app/service0/char0"] == handles["/app/service0"] + 2
             assert handles["/app/service0/char1"] == handles["/app/service0"] + 6

@@ -344,9 +344,12 @@ def test_acquire_notify_failure_falls_back_to_start_notify_except_for_failed(err
     run(scenario())
 
 
-@pytest.mark.parametrize("version,sockets", [("5.66", 1), ("5.70", 2)])
-def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets):
-    """5.66 acquires one socket for all centrals; 5.69+ one per device (values still go to all)."""
+@pytest.mark.parametrize("version,sockets,own_device_only", [("5.66", 1, False), ("5.70", 2, False),
+                                                              ("5.76", 2, True)])
+def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets, own_device_only):
+    """5.66 acquires one socket for all centrals; 5.69+ one per device. What the app writes to a socket
+    goes to every subscribed central up to 5.75, from 5.76 only to that socket's central
+    (sock_io_read())."""
     async def scenario():
         async with simulator("--bluez-version", version) as address:
             app, bus, ctl, c = await setup(address)
@@ -367,11 +370,16 @@ def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets
             assert len(chrc.acquire_notify_calls) == sockets
             devices = [call_options["device"] for call_options in chrc.acquire_notify_calls]
             assert devices == [f"/org/bluez/hci0/dev_{p.replace(':', '_')}" for p in (PHONE, other)][:sockets]
-            assert chrc.send_fd(b"\x07")
-            for phone in (PHONE, other):
-                async def arrived(phone=phone):
-                    return (await central(ctl, "GetReceived", "ssu", [phone, NUS_TX, 0]))[0] == [b"\x07"]
-                await wait_for(arrived, what=f"the value at {phone}")
+            assert chrc.send_fd(b"\x07")  # on the newest socket: the other central's from 5.69 on
+            if own_device_only:
+                await wait_for(lambda: received_is(ctl, other, [b"\x07"]), what="the value at its own device")
+                # A second value on PHONE's own socket arrives alone: the first never reached PHONE.
+                chrc.notify_socks[0].send(b"\x08")
+                await wait_for(lambda: received_is(ctl, PHONE, [b"\x08"]), what="PHONE's own value")
+            else:
+                for phone in (PHONE, other):
+                    await wait_for(lambda phone=phone: received_is(ctl, phone, [b"\x07"]),
+                                   what=f"the value at {phone}")
             assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 0]) == [0]
             first = chrc.notify_socks[0]
             first.setblocking(True)
@@ -384,3 +392,12 @@ def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets
             bus.disconnect()
             ctl.disconnect()
     run(scenario())
+
+
+async def received_is(ctl, phone: str, values: list[bytes]) -> bool:
+    """Drains what `phone` received on NUS_TX so far; True when it is exactly `values`. Once a
+    value has arrived, a wrong one would already be queued with it, so this also proves absence."""
+    (got,) = await central(ctl, "GetReceived", "ssu", [phone, NUS_TX, 0])
+    got = [bytes(v) for v in got]
+    assert not got or got == values, f"{phone} received {got}, expected {values}"
+    return got == values
