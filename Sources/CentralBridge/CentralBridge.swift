@@ -17,11 +17,11 @@ import ServiceLifecycle
 package actor CentralBridge: Service {
     typealias Job = @Sendable () async -> Void
 
-    let configuration: BridgeConfiguration
+    var configuration: BridgeConfiguration
     let bluez: BlueZClient
     let mqtt: MosquittoClient
     let logger: Logger
-    let routes: CentralRoutes
+    var routes: CentralRoutes
     let store: CentralStateStore
     let adapterPath: String
     let metrics: CentralMetrics
@@ -205,7 +205,7 @@ package actor CentralBridge: Service {
     }
 
     /// A device appeared or changed: track it when it matches a configured device.
-    private func deviceSeen(_ path: String) {
+    func deviceSeen(_ path: String) {
         guard devices[path] == nil, let state = tree.devices[path], let address = state.address,
             let index = DeviceMatcher.configuredIndex(of: state, in: configuration.devices),
             devices.count < configuration.bluetooth.maxTrackedDevices
@@ -270,7 +270,7 @@ package actor CentralBridge: Service {
     }
 
     /// `bridge/info`: what this gateway is and what it is configured to do.
-    private func bridgeInfoPayload() -> [UInt8] {
+    func bridgeInfoPayload() -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         writer.field("version", version)

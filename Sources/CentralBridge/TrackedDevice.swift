@@ -8,9 +8,9 @@ import MQTTCore
 struct TrackedDevice: Sendable {
     let path: String
     let address: BluetoothAddress
-    let configIndex: Int
+    var configIndex: Int
     let topic: String
-    let routes: [CharacteristicRoute]
+    var routes: [CharacteristicRoute]
     let policy: DeviceConfiguration.ConnectPolicy
 
     /// Whether a link loop (connect, subscribe, wait, reconnect) is running for it.

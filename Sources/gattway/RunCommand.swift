@@ -62,6 +62,7 @@ struct RunCommand: AsyncParsableCommand {
         let readiness = SystemdReadiness(mqtt: mqtt)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: mqtt), .init(service: central), .init(service: readiness),
+            .init(service: ConfigurationReloader(path: config, central: central, logger: logger)),
         ]
         var clients = [(name: "main", client: mqtt)]
         if let peripheral = peripheralServices(configuration: configuration, mqttOptions: mqttOptions, bus: bus) {

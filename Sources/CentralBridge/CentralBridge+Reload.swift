@@ -1,0 +1,117 @@
+import BlueZ
+import BridgeCore
+import Logging
+import MQTTCore
+
+extension CentralBridge {
+    /// Applies a reloaded configuration's devices without touching the others: peripherals of unchanged entries
+    /// keep their links, values and subscriptions; those of removed or changed entries are let go (disconnected,
+    /// published offline, their queued commands answered); new and changed entries pick up what matches them.
+    /// Sections other than `devices` only change on restart; the `configuration_reloaded` event names them.
+    package func reload(_ new: BridgeConfiguration) async {
+        let reload = ConfigurationReload(running: configuration, new: new)
+        let running = configuration
+        configuration = reload.applied
+        routes = CentralRoutes(configuration: configuration)
+        var released: [String] = []
+        for (path, device) in devices {
+            if let newIndex = reload.keptDevices[device.configIndex] {
+                devices[path]?.configIndex = newIndex
+                devices[path]?.routes = routes.routes(ofDevice: newIndex, deviceTopic: device.topic)
+            } else {
+                released.append(device.topic)
+                await release(path)
+            }
+        }
+        pinConfiguredAddresses(previous: running)
+        // Whatever bluetoothd knows of may match a new or changed entry.
+        for path in tree.devices.keys where devices[path] == nil { deviceSeen(path) }
+        outbox.send(MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
+        markDevicesListDirty()
+        logger.notice(
+            "configuration.reloaded",
+            metadata: [
+                "devices.released": "\(released.sorted())", "devices.tracked": "\(devices.count)",
+                "restart_needed": "\(reload.sectionsNeedingRestart)",
+            ])
+        publishReloadEvent(released: released.sorted(), restartNeeded: reload.sectionsNeedingRestart)
+    }
+
+    /// A reload whose file does not validate: the running configuration stays, and operators hear why.
+    package func reloadFailed(_ problems: [String]) {
+        logger.error("configuration.reload_failed", metadata: ["errors": "\(problems.count)"])
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "configuration_invalid")
+        writer.field("error", "gattway.Error.InvalidConfiguration")
+        // At most a few lines, each already a one-line "path: message".
+        writer.field("message", problems.prefix(10).joined(separator: "; "))
+        writer.endObject()
+        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atLeastOnce))
+    }
+
+    /// Lets go of a tracked peripheral whose configuration entry is gone.
+    private func release(_ path: String) async {
+        guard let device = devices[path] else { return }
+        let connected = tree.devices[path]?.connected ?? false
+        closeSockets(path)
+        for command in device.commands {
+            let route = device.routes[command.route]
+            let reply = ReplyAddress(
+                resultTopic: { if case .write = command.kind { route.setResultTopic } else { nil } }(),
+                responseTopic: command.responseTopic, correlationData: command.correlationData,
+                transaction: command.transaction)
+            fail(reply, .gattway("DeviceRemoved", "\(device.topic) was removed from the configuration"))
+        }
+        publishAvailability(path, online: false)
+        devices[path] = nil
+        values.setRoutes([:], ofDevice: path)
+        let filters = device.routes.flatMap { [$0.setTopic, $0.getTopic] }
+        subscribedFilters.subtract(filters)
+        logger.notice("device.released", metadata: ["device.name": "\(device.topic)"])
+        let bluez = self.bluez
+        let logger = self.logger
+        let mqtt = self.mqtt
+        spawn {
+            for filter in filters {
+                do { try await mqtt.unsubscribe(filter) } catch {
+                    logger.info("mqtt.unsubscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
+                }
+            }
+            guard connected else { return }
+            do { try await bluez.disconnect(device: path) } catch {
+                logger.info("device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Keeps bluetoothd's objects of configured addresses from being evicted, and frees those no longer configured.
+    private func pinConfiguredAddresses(previous: BridgeConfiguration) {
+        func pins(_ configuration: BridgeConfiguration) -> Set<String> {
+            Set(configuration.devices.compactMap { device -> String? in
+                guard case .address(let address) = device.selector else { return nil }
+                return adapterPath + "/" + address.bluezPathComponent
+            })
+        }
+        let now = pins(configuration)
+        for path in pins(previous).subtracting(now) where devices[path] == nil { tree.pinnedDevices.remove(path) }
+        tree.pinnedDevices.formUnion(now)
+    }
+
+    private func publishReloadEvent(released: [String], restartNeeded: [String]) {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "configuration_reloaded")
+        writer.key("released")
+        writer.beginArray()
+        for topic in released { writer.value(topic) }
+        writer.endArray()
+        writer.field("tracked", devices.count)
+        writer.key("restart_needed")
+        writer.beginArray()
+        for section in restartNeeded { writer.value(section) }
+        writer.endArray()
+        writer.endObject()
+        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atLeastOnce))
+    }
+}
