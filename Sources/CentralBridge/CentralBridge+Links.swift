@@ -71,6 +71,7 @@ extension CentralBridge {
         store.rememberCharacteristics(of: device.address, paths: resolvedPaths(path))
         publishAvailability(path, online: true)
         logger.notice("device.online", metadata: ["device.name": "\(device.topic)"])
+        publishEvent(type: "device_connected", device: device.topic)
         if case .onDemand = device.policy { scheduleIdleDisconnect(path) }
     }
 
@@ -131,9 +132,12 @@ extension CentralBridge {
         guard let device = devices[path] else { return }
         closeSockets(path)
         if device.online {
-            logger.notice("device.offline", metadata: ["device.name": "\(device.topic)"])
+            let reason = device.disconnectReason ?? "link_lost"
+            logger.notice("device.offline", metadata: ["device.name": "\(device.topic)", "reason": "\(reason)"])
             metrics.disconnects.increment()
+            publishEvent(type: "device_disconnected", device: device.topic, reason: reason)
         }
+        devices[path]?.disconnectReason = nil
         publishAvailability(path, online: false)
     }
 
@@ -157,6 +161,7 @@ extension CentralBridge {
             ContinuousClock.now - device.lastActivity >= idle
         else { return }
         closeSockets(path)
+        devices[path]?.disconnectReason = "idle_timeout"
         try? await bluez.disconnect(device: path)
     }
 

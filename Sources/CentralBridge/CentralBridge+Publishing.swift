@@ -25,11 +25,12 @@ extension CentralBridge {
     }
 
     /// Publishes a `bridge/event` (not retained).
-    func publishEvent(type: String, device: String, error: CommandFailure? = nil) {
+    func publishEvent(type: String, device: String, error: CommandFailure? = nil, reason: String? = nil) {
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("type", type)
         writer.field("device", device)
+        if let reason { writer.field("reason", reason) }
         if let error {
             writer.field("error", error.name)
             writer.field("message", error.message)

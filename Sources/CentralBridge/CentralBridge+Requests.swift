@@ -100,6 +100,7 @@ extension CentralBridge {
                 try await establish(path)
             case "disconnect":
                 closeSockets(path)
+                devices[path]?.disconnectReason = "requested"
                 try await bluez.disconnect(device: path)
             default:
                 closeSockets(path)

@@ -379,6 +379,7 @@ package actor CentralBridge: Service {
         logger.notice("bridge.stopping")
         for (path, device) in devices where device.online || (tree.devices[path]?.connected ?? false) {
             closeSockets(path)
+            devices[path]?.disconnectReason = "stopping"
             do { try await bluez.disconnect(device: path, timeout: .seconds(5)) } catch {
                 logger.info("device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
             }

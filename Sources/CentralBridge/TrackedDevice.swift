@@ -26,6 +26,9 @@ struct TrackedDevice: Sendable {
     var lastAdvertPayload: [UInt8] = []
     var advertFlushScheduled = false
     var lastActivity = ContinuousClock.now
+    /// Why Gattway is disconnecting the device itself (`idle_timeout`, `requested`, `stopping`); a loss without
+    /// one is reported as `link_lost`.
+    var disconnectReason: String?
 }
 
 /// A `/set` or `/get` (or a bridge request needing the device) waiting for the device.
