@@ -91,6 +91,7 @@ extension CentralBridge {
             writer.field("connected", state?.connected ?? false)
             writer.field("available", device.online)
             if let rssi = state?.rssi { writer.field("rssi", Int(rssi)) }
+            if let name = device.deviceName { writer.field("device_name", name) }
             writer.endObject()
         }
         writer.endArray()

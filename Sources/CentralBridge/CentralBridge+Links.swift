@@ -67,6 +67,7 @@ extension CentralBridge {
                 message: "services of \(device.topic) were not resolved within \(bluetooth.connectTimeout)")
         }
         try await subscribeNotifications(path)
+        await readDeviceName(path)
         devices[path]?.lastActivity = .now
         store.rememberCharacteristics(of: device.address, paths: resolvedPaths(path))
         publishAvailability(path, online: true)
@@ -124,6 +125,23 @@ extension CentralBridge {
                     metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)", "error": "\(error)"])
                 try await retryingInProgress { try await self.bluez.startNotify(characteristic: characteristic.path) }
             }
+        }
+    }
+
+    /// Reads the GAP Device Name once per device, for `bridge/devices`. Best effort: a device without the GAP
+    /// service, or one that refuses the read, keeps only its advertised name.
+    private func readDeviceName(_ path: String) async {
+        guard devices[path]?.deviceName == nil,
+            let characteristic = tree.characteristic(
+                ofDevice: path, service: BluetoothUUID.gapService, uuid: BluetoothUUID.gapDeviceName)
+        else { return }
+        do {
+            let bytes = try await bluez.readValue(
+                characteristic: characteristic.path, timeout: configuration.bluetooth.requestTimeout)
+            devices[path]?.deviceName = DeviceNameText.text(of: bytes)
+            markDevicesListDirty()
+        } catch {
+            logger.debug("device.name.unreadable", metadata: ["device.name": "\(devices[path]?.topic ?? path)", "error": "\(error)"])
         }
     }
 

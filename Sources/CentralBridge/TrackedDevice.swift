@@ -29,6 +29,8 @@ struct TrackedDevice: Sendable {
     /// Why Gattway is disconnecting the device itself (`idle_timeout`, `requested`, `stopping`); a loss without
     /// one is reported as `link_lost`.
     var disconnectReason: String?
+    /// The device's own name, read from its GAP Device Name (0x2A00) once connected; advertisements may say another.
+    var deviceName: String?
 }
 
 /// A `/set` or `/get` (or a bridge request needing the device) waiting for the device.
