@@ -37,8 +37,15 @@ struct ReadmePromisesBothModesEndToEndTests {
         return tx?["queue_depth"] as? Int
     }
 
+    private func readPauses(_ payload: String, _ connection: String) -> Int? {
+        let json = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]
+        let gauges = json?["gauges"] as? [String: Any]
+        return (gauges?["gattway.mqtt.read_pauses{connection=\(connection)}"] as? NSNumber)?.intValue
+    }
+
     @Test func aBackpressuredPeripheralLeavesTheCentralBridgeFree() async throws {
-        let world = try await CentralWorld(scenario: "demo.yaml", config: Self.config)
+        let world = try await CentralWorld(
+            scenario: "demo.yaml", config: Self.config, extraMQTT: "  metrics_interval: 1")
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             try await withDeadline(.seconds(30), "gattway's GATT application") {
@@ -65,12 +72,19 @@ struct ReadmePromisesBothModesEndToEndTests {
             try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, 0xC9])
             try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == #"{"bpm":201}"# }
 
-            // All of that happened while the flood was still far from delivered.
-            let linkStats = try await centralCall(world, "GetReceived", [
+            // All of that happened while the flood was still far from delivered, and what the central did receive
+            // is the flood's beginning, whole and in order: nothing was taken from the peripheral's messages.
+            let delivered = try await centralCall(world, "GetReceived", [
                 .string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint32(0),
-            ])
-            let delivered = linkStats.first?.arrayElements?.count ?? 0
-            #expect(delivered < Self.flood / 2, "the central already received \(delivered) of \(Self.flood)")
+            ]).first?.arrayElements?.compactMap { $0.bytes.flatMap { Int(String(decoding: $0, as: UTF8.self)) } } ?? []
+            #expect(delivered.count < Self.flood / 2, "the central already received \(delivered.count) of \(Self.flood)")
+            #expect(!delivered.isEmpty, "the central received nothing of the flood")
+            #expect(delivered == (0..<delivered.count).map { $0 + 1 }, "\(delivered.prefix(40))")
+            // The peripheral's connection is the one that stopped reading; the main one never did.
+            let snapshot = try await world.observer.waitForMessage(on: "gattway/bridge/metrics") {
+                (readPauses($0, "peripheral") ?? 0) >= 1
+            }
+            #expect(readPauses(snapshot.payload, "main") == 0, "\(snapshot.payload)")
             // Two connections, as the README says: the peripheral's carries its own client id.
             let log = await world.broker.log
             #expect(log.contains("as gattway-e2e ") && log.contains("as gattway-e2e-peripheral "))

@@ -61,3 +61,18 @@ extension SimulatorControl {
         throw TestWorldError("bluetoothd did not hear \(address) at RSSI \(rssi) within \(timeout)")
     }
 }
+
+extension SimulatorControl {
+    /// Changes what the peripheral advertises (`{"uuids": […]}`, `{"name": …}`, …) from its next advert on.
+    func updateAdvert(_ address: String, _ patchJSON: String) async throws {
+        try await call("UpdateAdvert", [.string(address), .string(patchJSON)])
+    }
+
+    /// `org.bluez.Device1.UUIDs` of `address`: the service UUIDs bluetoothd last heard advertised.
+    func heardUUIDs(_ address: String) async throws -> [String] {
+        let reply = try await connection.call(
+            destination: "org.bluez", path: Self.devicePath(address), interface: "org.freedesktop.DBus.Properties",
+            method: "Get", arguments: [.string("org.bluez.Device1"), .string("UUIDs")], timeout: .seconds(10))
+        return reply.first?.variantValue.stringArray ?? []
+    }
+}
