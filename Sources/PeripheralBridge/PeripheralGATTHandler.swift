@@ -70,7 +70,10 @@ final class PeripheralGATTHandler: GATTServerHandler {
         }
         switch outcome {
         case .complete(let bytes):
-            try await publishWrite(bytes, channel: channel, options: options)
+            // The last piece of a long write completes it: the bytes published are the whole value, from offset 0.
+            var whole = options
+            whole.offset = 0
+            try await publishWrite(bytes, channel: channel, options: whole)
         case .pending(let generation):
             let assembler = assemblers[characteristic]
             Task {
