@@ -67,6 +67,21 @@ struct SimulatorControl {
         try await call("GetCounters").first?.stringKeyedDictionary ?? [:]
     }
 
+    /// One of the simulator's counters (0 while nothing was counted).
+    func counter(_ name: String) async throws -> UInt64 {
+        try await counters()[name]?.uint64 ?? 0
+    }
+
+    /// Waits until counter `name` reaches `target`.
+    func waitForCounter(_ name: String, atLeast target: UInt64, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await counter(name) >= target { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestWorldError("simulator counter \(name) stayed below \(target) for \(timeout)")
+    }
+
     func close() async { await connection.close() }
 
     /// Collects every `ay` found in a reply (arrays of structs or of byte arrays).
