@@ -102,5 +102,16 @@ async def counters(bus: MessageBus) -> dict[str, int]:
     return {k: v.value for k, v in values.items()}
 
 
+async def reports_heard(bus: MessageBus, address: str, count: int = 3) -> None:
+    """Waits until the simulated radio has delivered `count` more advertising reports of `address`. Reports are
+    handled whole before the counter can be read, so what they changed (or not) is in place afterwards."""
+    key = f"adv_reports.{address}"
+    start = (await counters(bus)).get(key, 0)
+
+    async def heard() -> bool:
+        return (await counters(bus)).get(key, 0) >= start + count
+    await wait_for(heard, 30, f"{count} more reports of {address}")
+
+
 def v(sig: str, value) -> Variant:
     return Variant(sig, value)
