@@ -2,8 +2,6 @@
 package enum DBusBus: Sendable, Hashable {
     /// The system bus; libdbus honours `DBUS_SYSTEM_BUS_ADDRESS` when it is set.
     case system
-    /// The session bus from `DBUS_SESSION_BUS_ADDRESS`.
-    case session
     /// A bus at an explicit address such as `unix:path=/run/dbus/system_bus_socket`.
     case address(String)
 }

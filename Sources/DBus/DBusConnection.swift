@@ -164,9 +164,6 @@ final class OpenedConnection: @unchecked Sendable {
         case .system:
             description = "the system bus"
             connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
-        case .session:
-            description = "the session bus"
-            connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
         case .address(let address):
             description = "the bus at \(address)"
             connection = dbus_connection_open_private(address, &error)

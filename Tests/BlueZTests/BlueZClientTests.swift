@@ -45,17 +45,13 @@ struct BlueZClientTests {
             #expect(device.address == BluetoothAddress("C4:7C:8D:6A:3E:11"))
             #expect(device.name?.hasPrefix("Polar") == true)
             // BlueZ allows one discovery session per client.
-            await #expect(throws: DBusError.self) { try await client.startDiscovery(adapter: "/org/bluez/hci0") }
-            do {
-                try await client.startDiscovery(adapter: "/org/bluez/hci0")
-            } catch let error as DBusError {
-                #expect(error.name == BlueZName.Error.inProgress)
-            }
+            let second = await #expect(throws: DBusError.self) { try await client.startDiscovery(adapter: "/org/bluez/hci0") }
+            #expect(second?.name == BlueZName.Error.inProgress)
         }
     }
 
     @Test func connectResolvesServicesThenReadsWritesAndNotifiesThroughASocket() async throws {
-        try await withClient { client, follower, _ in
+        try await withClient { client, follower, simulator in
             try await client.startDiscovery(adapter: "/org/bluez/hci0")
             try await follower.waitUntil { $0.devices[Self.strap] != nil }
             try await client.connect(device: Self.strap, timeout: .seconds(10))
@@ -65,7 +61,12 @@ struct BlueZClientTests {
                 ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A37")!))
             let control = try #require(tree.characteristic(
                 ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A39")!))
+            let location = try #require(tree.characteristic(
+                ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A38")!))
+            // Body Sensor Location: chest.
+            #expect(try await client.readValue(characteristic: location.path, timeout: .seconds(5)) == [0x01])
             try await client.writeValue(characteristic: control.path, [0x01], type: .request, timeout: .seconds(5))
+            #expect(try await Self.writes(in: simulator, uuid: "2A39") == [[0x01]])
             let (fd, mtu) = try await client.acquireNotify(characteristic: heartRate.path)
             #expect(mtu >= 23)
             let (socket, batches) = NotificationSocket.streaming(fd: fd.take(), mtu: mtu)
@@ -78,12 +79,10 @@ struct BlueZClientTests {
             try await client.disconnect(device: Self.strap)
             try await follower.waitUntil { $0.devices[Self.strap]?.connected == false }
             // Not connected: reads fail with BlueZ's error instead of hanging.
-            do {
-                _ = try await client.readValue(characteristic: heartRate.path, timeout: .seconds(5))
-                Issue.record("a read of a disconnected device succeeded")
-            } catch let error as DBusError {
-                #expect(error.name == BlueZName.Error.failed || error.name == BlueZName.Error.notConnected)
+            let refused = await #expect(throws: DBusError.self) {
+                _ = try await client.readValue(characteristic: location.path, timeout: .seconds(5))
             }
+            #expect(refused?.name == BlueZName.Error.failed || refused?.name == BlueZName.Error.notConnected)
         }
     }
 
@@ -96,18 +95,26 @@ struct BlueZClientTests {
             _ = try await control.call(
                 destination: "org.gattway.Simulator1", path: "/org/gattway/simulator",
                 interface: "org.gattway.Simulator1", method: "RestartBluetoothd", arguments: [.double(0.5)])
-            try await follower.waitUntil { _ in true }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while await follower.counts().snapshots < 2, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            let counts = await follower.counts()
-            #expect(counts.losses >= 1)
-            #expect(counts.snapshots >= 2)
+            // The old bluetoothd's name vanishes (a loss), then the new one's tree arrives (a second snapshot).
+            try await follower.waitForCounts { $0.losses >= 1 && $0.snapshots >= 2 }
             try await follower.waitUntil { $0.adapters["/org/bluez/hci0"] != nil }
             await control.close()
             _ = client
         }
+    }
+}
+
+extension BlueZClientTests {
+    /// The values written to the strap's characteristic `uuid`, from the simulator's own record (GetWrites).
+    static func writes(in simulator: BlueZSimulatorProcess, uuid: String) async throws -> [[UInt8]] {
+        let control = try await DBusConnection.connect(
+            to: .address(simulator.busAddress), name: "control", logger: Logger(label: "test.control"))
+        let reply = try await control.call(
+            destination: "org.gattway.Simulator1", path: "/org/gattway/simulator", interface: "org.gattway.Simulator1",
+            method: "GetWrites", arguments: [.string("C4:7C:8D:6A:3E:11"), .string(uuid)])
+        await control.close()
+        // a(ayqs): value, offset, kind.
+        return (reply.first?.arrayElements ?? []).compactMap { $0.structureFields?.first?.bytes }
     }
 }
 
@@ -144,6 +151,17 @@ actor TreeFollower {
     }
 
     func counts() -> (snapshots: Int, losses: Int) { (snapshots, losses) }
+
+    func waitForCounts(
+        timeout: Duration = .seconds(30), _ condition: @Sendable ((snapshots: Int, losses: Int)) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(counts()) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestWorldError("the client saw \(snapshots) snapshots and \(losses) losses within \(timeout)")
+    }
 }
 
 @Suite struct CharacteristicValueTapTests {

@@ -24,13 +24,15 @@ struct CentralCommandsEndToEndTests {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
-            let replies = try await MQTTObserver(port: world.broker.port, filters: ["client/replies"])
+            let replies = try await MQTTObserver(
+                port: world.broker.port, filters: ["client/replies"], capturingProperties: true)
             try await world.publish(
                 "gattway/lock/control/set", "unlock",
                 extraArguments: ["-V", "5", "-D", "publish", "response-topic", "client/replies",
                                  "-D", "publish", "correlation-data", "req-17"])
             let reply = try await replies.waitForMessage(on: "client/replies")
             #expect(reply.payload == #"{"ok":true}"#)
+            #expect(reply.correlationData == "req-17")
             try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0 == #"{"ok":true}"# }
             await replies.stop()
         }

@@ -10,15 +10,34 @@ struct CentralMetricsEndToEndTests {
         return (json?[name] as? [String: Any])?.compactMapValues { ($0 as? NSNumber)?.doubleValue } ?? [:]
     }
 
-    @Test func metricsSnapshotsCountNotificationsAndTheConnections() async throws {
+    /// The strap notifies `bpm`; returns how many metrics snapshots gattway had published when that value arrived.
+    /// One client connection carries both, so every later snapshot was taken after the value was published.
+    private static func notify(_ bpm: UInt8, in world: CentralWorld) async throws -> Int {
+        try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, bpm])
+        try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == "{\"bpm\":\(bpm)}" }
+        return world.observer.messages(on: "gattway/bridge/metrics").count
+    }
+
+    private static func notifications(_ snapshot: String) -> Double? {
+        section(snapshot, "counters")["gattway.central.notifications"]
+    }
+
+    @Test func metricsSnapshotsCountEachNotificationAndTheConnections() async throws {
         let world = try await CentralWorld(
             scenario: "demo.yaml", config: Configs.strapAndLock, extraMQTT: "  metrics_interval: 1")
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
-            try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, 0x50])
-            try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == #"{"bpm":80}"# }
-            let snapshot = try await world.observer.waitForMessage(on: "gattway/bridge/metrics") { payload in
-                (Self.section(payload, "counters")["gattway.central.notifications"] ?? 0) >= 1
+            // Only the notifications this test sends: the strap's own stream stops.
+            try await world.control.startNotifying("C4:7C:8D:6A:3E:11", uuid: "2A37", rate: 0)
+            // The counter is bumped just after the value is handed to MQTT, so the second snapshot after the value
+            // is the one sure to include it.
+            let earlier = try await Self.notify(80, in: world)
+            let before = try await world.observer.waitForMessage(on: "gattway/bridge/metrics", skipping: earlier + 1)
+            let counted = try #require(Self.notifications(before.payload))
+            #expect(counted >= 1)
+            let later = try await Self.notify(90, in: world)
+            let snapshot = try await world.observer.waitForMessage(on: "gattway/bridge/metrics", skipping: later) {
+                Self.notifications($0) == counted + 1
             }
             let counters = Self.section(snapshot.payload, "counters")
             let gauges = Self.section(snapshot.payload, "gauges")

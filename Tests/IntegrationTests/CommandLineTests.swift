@@ -21,19 +21,23 @@ import TestWorld
     func checkConfigAcceptsValidExample(_ file: String) async throws {
         let result = try await GattwayBinary.run(["check-config", file])
         #expect(result.status == 0, "\(file): \(result.stderr)")
-        #expect(result.stdout.contains("valid"))
+        let summary = "^" + NSRegularExpression.escapedPattern(for: file)
+            + #": valid \(\d+ devices?, peripheral (on|off)\)\n$"#
+        #expect(result.stdout.range(of: summary, options: .regularExpression) != nil, "stdout: \(result.stdout)")
+        #expect(result.stderr.isEmpty, "stderr: \(result.stderr)")
     }
 
     @Test(arguments: files("invalid"))
     func checkConfigRejectsInvalidExampleWithEveryErrorAndPath(_ file: String) async throws {
         let result = try await GattwayBinary.run(["check-config", file])
-        #expect(result.status != 0)
+        #expect(result.status == 1)
         let expectedPath = String(file.dropLast(".yaml".count)) + ".expected"
         let expected = try String(contentsOfFile: expectedPath, encoding: .utf8)
             .split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-        for line in expected {
-            #expect(result.stderr.contains(line), "missing \(line) in:\n\(result.stderr)")
-        }
+        // Exactly the expected errors, one a line, each after the file's name: nothing missing, nothing more.
+        let printed = result.stderr.split(separator: "\n").map(String.init)
+        #expect(printed == expected.map { "\(file): \($0)" })
+        #expect(result.stdout.isEmpty, "stdout: \(result.stdout)")
     }
 
     @Test func schemaPrintsTheCommittedSchema() async throws {
@@ -47,7 +51,9 @@ import TestWorld
     @Test func versionIsPrinted() async throws {
         let result = try await GattwayBinary.run(["--version"])
         #expect(result.status == 0)
-        #expect(result.stdout.contains("."))
+        // Semantic versioning: MAJOR.MINOR.PATCH with an optional pre-release, and nothing else on the line.
+        let semver = #"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?\n$"#
+        #expect(result.stdout.range(of: semver, options: .regularExpression) != nil, "stdout: \(result.stdout)")
     }
 
     @Test func runWithABrokenConfigExitsWithTheErrors() async throws {

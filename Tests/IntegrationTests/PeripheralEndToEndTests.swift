@@ -19,17 +19,14 @@ struct PeripheralEndToEndTests {
             try await world.connectCentral()
             let ccc = try await world.centralCall("WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
             #expect(ccc.first?.byte == 0)
-            // The AcquireNotify session is set up in the background after the CCC write.
-            let deadline = ContinuousClock.now + .seconds(20)
-            var received: [[UInt8]] = []
-            var sent = 0
-            while ContinuousClock.now < deadline && received.isEmpty {
-                sent += 1
-                try await world.publish("test/tx", "hello-\(sent)")
-                try await Task.sleep(for: .milliseconds(200))
-                received += try await world.received()
-            }
-            #expect(received.first.map { String(decoding: $0, as: UTF8.self).hasPrefix("hello-") } == true)
+            // bluetoothd answers the CCC write at once and takes the AcquireNotify socket in the background.
+            try await world.control.waitForCounter("server.notify_acquired", atLeast: 1)
+            try await world.publish("test/tx", "hello")
+            let received = try await world.waitForReceived(count: 1)
+            #expect(received == [Array("hello".utf8)])
+            // The value travelled through the socket, not as a PropertiesChanged signal.
+            #expect(try await world.control.counter("server.notify_fd_values") == 1)
+            #expect(try await world.control.counter("server.notify_signal_values") == 0)
         }
     }
 

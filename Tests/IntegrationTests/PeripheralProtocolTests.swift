@@ -59,14 +59,11 @@ struct PeripheralProtocolTests {
                 if whole.count < 200 { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(whole == Array(long.utf8))
-            var received: [[UInt8]] = []
-            while ContinuousClock.now < deadline && received.isEmpty {
-                try await world.publish("test/tx", long)
-                try await Task.sleep(for: .milliseconds(200))
-                received = try await world.received()
-            }
+            try await world.control.waitForCounter("server.notify_acquired", atLeast: 1)
+            try await world.publish("test/tx", long)
+            let received = try await world.waitForReceived(count: 1)
             // MTU 64 in PeripheralWorld: a notification carries at most 61 bytes.
-            #expect(received.first == Array(long.utf8.prefix(61)))
+            #expect(received == [Array(long.utf8.prefix(61))])
         }
     }
 
@@ -88,8 +85,13 @@ struct PeripheralProtocolTests {
                 .string("prepared"), .uint16(0),
             ])
             #expect(refused.first?.byte == 0x0D)
-            try await Task.sleep(for: .milliseconds(500))  // nothing more may arrive; the broker is local
-            #expect(world.observer.messages(on: "test/rx").count == 1)
+            // A marker written afterwards travels the same path: once it is there, a message from the refused
+            // write would have arrived before it.
+            _ = try await world.centralCall("WriteValue", [
+                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes([0xEE]), .string("request"), .uint16(0),
+            ])
+            try await world.observer.waitForMessage(on: "test/rx") { $0 == "ee" }
+            #expect(world.observer.messages(on: "test/rx").map(\.payload) == [hex, "ee"])
         }
     }
 

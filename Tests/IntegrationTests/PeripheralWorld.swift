@@ -90,6 +90,18 @@ final class PeripheralWorld: EndToEndWorld {
         return reply.first?.arrayElements?.compactMap(\.bytes) ?? []
     }
 
+    /// Waits until the remote central has received at least `count` notifications of tx; returns them all.
+    func waitForReceived(count: Int, timeout: Duration = .seconds(30)) async throws -> [[UInt8]] {
+        let deadline = ContinuousClock.now + timeout
+        var received: [[UInt8]] = []
+        while ContinuousClock.now < deadline {
+            received += try await self.received()
+            if received.count >= count { return received }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestWorldError("the central received \(received.count) of \(count) notifications within \(timeout)")
+    }
+
     func publish(_ topic: String, _ payload: String, retain: Bool = false) async throws {
         try await MQTTObserver.publish(port: broker.port, topic: topic, payload: payload, retain: retain)
     }

@@ -2,19 +2,30 @@ import Foundation
 
 /// A real `mosquitto_sub` watching topics, as a user's MQTT client would, recording every message it prints.
 package final class MQTTObserver: Sendable {
-    /// One received message: retained flag, topic and payload text.
+    /// One received message: retained flag, topic and payload text, and the MQTT 5 properties when the observer
+    /// captures them.
     package struct Message: Sendable, CustomStringConvertible {
         package let retained: Bool
         package let topic: String
         package let payload: String
+        package var correlationData: String? = nil
+        package var responseTopic: String? = nil
+        package var userProperties: [String: String] = [:]
         package var description: String { "\(topic) \(payload)\(retained ? " (retained)" : "")" }
     }
 
     private let process: ChildProcess
+    private let capturesProperties: Bool
 
     /// Subscribes to `filters` on the broker at 127.0.0.1:`port` and waits until the subscription is active.
-    package init(port: UInt16, filters: [String], protocolVersion: String = "5") async throws {
-        var arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-V", protocolVersion, "-F", "%r\t%t\t%p", "-q", "1"]
+    /// `capturingProperties` has mosquitto_sub print each message as JSON, the only form in which it shows
+    /// correlation data, so that the messages carry their MQTT 5 properties.
+    package init(
+        port: UInt16, filters: [String], protocolVersion: String = "5", capturingProperties: Bool = false
+    ) async throws {
+        capturesProperties = capturingProperties
+        let format = capturingProperties ? "%j" : "%r\t%t\t%p"
+        var arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-V", protocolVersion, "-F", format, "-q", "1"]
         for filter in filters { arguments += ["-t", filter] }
         // A marker topic tells us when the subscription is in place.
         let marker = "gattway-test/ready/\(UUID().uuidString)"
@@ -34,11 +45,25 @@ package final class MQTTObserver: Sendable {
 
     /// Every message received so far, oldest first.
     package var messages: [Message] {
-        process.outputLines.compactMap { line in
+        if capturesProperties { return process.outputLines.compactMap(Self.messageFromJSON) }
+        return process.outputLines.compactMap { line in
             let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { return nil }
             return Message(retained: parts[0] == "1", topic: String(parts[1]), payload: String(parts[2]))
         }
+    }
+
+    /// One line of mosquitto_sub's `%j` output: `{"topic":…,"retain":0,"properties":{…},"payload":"…"}`.
+    private static func messageFromJSON(_ line: String) -> Message? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let topic = object["topic"] as? String
+        else { return nil }
+        let properties = object["properties"] as? [String: Any] ?? [:]
+        return Message(
+            retained: (object["retain"] as? Int ?? 0) != 0, topic: topic, payload: object["payload"] as? String ?? "",
+            correlationData: properties["correlation-data"] as? String,
+            responseTopic: properties["response-topic"] as? String,
+            userProperties: properties["user-properties"] as? [String: String] ?? [:])
     }
 
     package func messages(on topic: String) -> [Message] { messages.filter { $0.topic == topic } }

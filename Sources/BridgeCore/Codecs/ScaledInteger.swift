@@ -50,6 +50,16 @@ package struct ScaledInteger: Hashable, Sendable {
     /// Turns decimal text into the raw field, refusing values the scale cannot represent exactly or that
     /// do not fit the field.
     func encode(_ text: Substring, codecName: String) throws(CodecError) -> [UInt8] {
+        // A plain integer written out in full may use the whole 64-bit range, as decode prints it; the decimal
+        // arithmetic below holds 18 digits.
+        if isPlain, let unsigned = UInt64(text) {
+            guard unsigned <= layout.maximum else { throw CodecError("\"\(text)\" is out of range for \(codecName)") }
+            return layout.write(bitPattern: unsigned)
+        }
+        if isPlain, let signed = Int64(text), signed < 0 {
+            guard signed >= layout.minimum else { throw CodecError("\"\(text)\" is out of range for \(codecName)") }
+            return layout.write(bitPattern: UInt64(bitPattern: signed))
+        }
         guard let number = DecimalNumber(text) else {
             throw CodecError("\"\(text)\" is not a number (codec \(codecName))")
         }

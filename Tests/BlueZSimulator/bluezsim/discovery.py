@@ -232,6 +232,7 @@ class Discovery:
         from .device import Device
 
         self.sim.counters["adv_reports"] += 1
+        self.sim.counters[f"adv_reports.{p.address}"] += 1
         sessions = self.sessions
         if not sessions:
             return

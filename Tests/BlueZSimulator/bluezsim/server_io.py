@@ -291,6 +291,7 @@ class ServerIO:
             return
         chrc.notify_readers[key] = NotifyReader(self, chrc, fd, key)
         chrc.notify_count += 1
+        self.sim.counters["server.notify_acquired"] += 1
 
     def _unsubscribed(self, chrc: ServerCharacteristic, link: Any) -> None:
         if not chrc.notify_count:

@@ -102,5 +102,24 @@ async def counters(bus: MessageBus) -> dict[str, int]:
     return {k: v.value for k, v in values.items()}
 
 
+async def counter_reaches(bus: MessageBus, name: str, target: int) -> None:
+    """Waits until the simulator's counter `name` reaches `target`. A call is counted as it arrives and its
+    handler has started by the time the counter can be read, so this awaits an operation being in flight."""
+    async def reached() -> bool:
+        return (await counters(bus)).get(name, 0) >= target
+    await wait_for(reached, 30, f"counter {name} to reach {target}")
+
+
+async def reports_heard(bus: MessageBus, address: str, count: int = 3) -> None:
+    """Waits until the simulated radio has delivered `count` more advertising reports of `address`. Reports are
+    handled whole before the counter can be read, so what they changed (or not) is in place afterwards."""
+    key = f"adv_reports.{address}"
+    start = (await counters(bus)).get(key, 0)
+
+    async def heard() -> bool:
+        return (await counters(bus)).get(key, 0) >= start + count
+    await wait_for(heard, 30, f"{count} more reports of {address}")
+
+
 def v(sig: str, value) -> Variant:
     return Variant(sig, value)

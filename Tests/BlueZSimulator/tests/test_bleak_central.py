@@ -51,18 +51,19 @@ SCAN = COMMON + textwrap.dedent('''
         bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
         await control(bus, "AddPeripheral", "s", [json.dumps(SPEC)])
         seen = []
+        first = asyncio.Event()
         changed = asyncio.Event()
 
         def on_adv(device, adv):
             if device.address == ADDR:
                 seen.append({"rssi": adv.rssi, "mfr": {str(k): v.hex() for k, v in adv.manufacturer_data.items()},
                              "name": adv.local_name})
+                first.set()
                 if adv.rssi == -90 and "2571" in seen[-1]["mfr"] and seen[-1]["mfr"]["2571"] == "02":
                     changed.set()
 
         async with BleakScanner(on_adv, bluez=HCI0):
-            while not seen:
-                await asyncio.sleep(0.05)
+            await asyncio.wait_for(first.wait(), 30)
             await control(bus, "SetRSSI", "sn", [ADDR, -90])
             await control(bus, "UpdateAdvert", "ss", [ADDR, json.dumps({"manufacturer_data": {"0x0a0b": "02"}})])
             await asyncio.wait_for(changed.wait(), 30)

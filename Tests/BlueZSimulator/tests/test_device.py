@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 from conftest import LOCK, POLAR, Recorder, dev_path, scenario
-from sim_process import CONTROL, CallFailed, bluez, call, connect, simulator
+from sim_process import CONTROL, CallFailed, bluez, call, connect, counter_reaches, counters, simulator
 
 A1 = "org.bluez.Adapter1"
 D1 = "org.bluez.Device1"
@@ -60,8 +60,9 @@ def test_concurrent_connect_and_failures_carry_reasons():
                 await call(bus, bluez(path, D1), "Connect")
             assert (info.value.name, info.value.text) == ("org.bluez.Error.Failed", "le-connection-abort-by-remote")
             await call(bus, CONTROL, "SetConnectHang", "sb", [LOCK, True])
+            attempts = (await counters(bus))["connect_attempts"]
             first = asyncio.ensure_future(call(bus, bluez(path, D1), "Connect"))
-            await asyncio.sleep(0.2)
+            await counter_reaches(bus, "connect_attempts", attempts + 1)  # the first attempt is under way
             with pytest.raises(CallFailed) as info:  # device_connect_le() -EALREADY, as strerror()
                 await call(bus, bluez(path, D1), "Connect")
             assert (info.value.name, info.value.text) == ("org.bluez.Error.Failed", "Operation already in progress")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from conftest import BTHOME, LOCK, POLAR, Recorder, dev_path, scenario
-from sim_process import CONTROL, CallFailed, bluez, call, connect, simulator, v
+from sim_process import CONTROL, CallFailed, bluez, call, connect, reports_heard, simulator, v
 
 A1 = "org.bluez.Adapter1"
 D1 = "org.bluez.Device1"
@@ -171,10 +171,17 @@ def test_manufacturer_data_merges_per_company_id():
                                and bytes(body[1]["ManufacturerData"].value[0x0059].value) == b"\x03\x04",
                                what="replace")
             assert 0x006B in m[2][1]["ManufacturerData"].value
-            # No change, no signal (DuplicateData is false by default).
+            # No change, no signal (DuplicateData is false by default): after more reports of the same data, a
+            # change sent as a marker is the only signal, and signals keep their order.
             count = len(rec.changes(path, "ManufacturerData"))
-            await asyncio.sleep(1.0)
-            assert len(rec.changes(path, "ManufacturerData")) == count
+            await reports_heard(bus, POLAR)
+            await call(bus, CONTROL, "UpdateAdvert", "ss", [POLAR, json.dumps(
+                {"manufacturer_data": {"0x0059": "0506"}})])
+            await rec.wait(lambda m, p, body: p == path and "ManufacturerData" in body[1]
+                           and 0x0059 in body[1]["ManufacturerData"].value
+                           and bytes(body[1]["ManufacturerData"].value[0x0059].value) == b"\x05\x06",
+                           what="marker")
+            assert len(rec.changes(path, "ManufacturerData")) == count + 1
     run(body())
 
 
@@ -204,7 +211,7 @@ def test_rssi_threshold_without_and_with_rssi_filter():
             await start(bus)
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == path, what="device")
             await call(bus, CONTROL, "SetRSSI", "sn", [addr, -65])  # moved 5 dBm: below the 8 dBm threshold
-            await asyncio.sleep(0.3)
+            await reports_heard(bus, addr)
             await call(bus, CONTROL, "SetRSSI", "sn", [addr, -70])  # 10 dBm from -60: signalled
             await rec.wait(lambda m, p, body: p == path and "RSSI" in body[1], what="RSSI -70")
             assert rec.changes(path, "RSSI") == [-70]
@@ -244,7 +251,7 @@ def test_pattern_and_uuid_filters():
             await start(bus)
             await set_filter(bus, {"Pattern": v("s", "D0:0D")})  # address prefix
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(LOCK), what="lock")
-            await asyncio.sleep(0.6)
+            await reports_heard(bus, POLAR)
             assert dev_path(POLAR) not in await objects(bus)
             await set_filter(bus, {"Pattern": v("s", "Polar")})  # or prefix of the advertised name
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(POLAR), what="polar")
@@ -254,7 +261,7 @@ def test_pattern_and_uuid_filters():
                            and "RSSI" in body[1][D1], what="polar with data")
             # bluetoothd creates the object of a non-matching advertiser but never fills it in.
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(BTHOME), what="bthome")
-            await asyncio.sleep(0.6)
+            await reports_heard(bus, BTHOME)
             bthome = (await objects(bus))[dev_path(BTHOME)][D1]
             assert "ServiceData" not in bthome and "RSSI" not in bthome and "Name" not in bthome
     run(body())
@@ -273,7 +280,7 @@ def test_non_discoverable_advertiser_needs_a_filter():
             await start(bus)
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path("11:22:33:44:55:03"),
                            what="discoverable device")
-            await asyncio.sleep(0.3)
+            await reports_heard(bus, hidden)
             assert dev_path(hidden) not in await objects(bus)
             await set_filter(bus, {"Transport": v("s", "le")})
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(hidden),
@@ -336,7 +343,7 @@ def test_rssi_filter_is_applied_by_the_kernel_and_pathloss_not_at_all():
             await set_filter(bus, {"RSSI": v("n", -50)})
             await start(bus)
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(far), what="strong")
-            await asyncio.sleep(0.3)
+            await reports_heard(bus, weak)
             assert dev_path(weak) not in await objects(bus)
             await set_filter(bus, {"Pathloss": v("q", 5)})  # pathloss of both is > 5, still reported
             await rec.wait(lambda m, p, body: m == "InterfacesAdded" and body[0] == dev_path(weak), what="weak")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from conftest import LOCK, LOCK_CONTROL, LOCK_STATE, Recorder, dev_path, scenario
-from sim_process import CONTROL, CallFailed, bluez, call, connect, counters, simulator, v
+from sim_process import CONTROL, CallFailed, bluez, call, connect, counter_reaches, counters, simulator, v
 
 A1 = "org.bluez.Adapter1"
 D1 = "org.bluez.Device1"
@@ -130,9 +130,9 @@ def test_reads_coalesce_or_are_in_progress():
             w = await world(address, make_spec(latency_ms=300))
             other = await connect(address)
             a = asyncio.ensure_future(w.read("aa03"))
-            await asyncio.sleep(0.05)
+            await counter_reaches(w.bus, "calls.GattCharacteristic1.ReadValue", 1)
             b = asyncio.ensure_future(w.read("aa03", bus=other))
-            await asyncio.sleep(0.05)
+            await counter_reaches(w.bus, "calls.GattCharacteristic1.ReadValue", 2)
             await expect(w.read("aa03", offset=1), "InProgress")
             assert await a == await b == (1).to_bytes(4, "little")
             assert (await counters(w.bus))["reads_coalesced"] == 1
@@ -144,7 +144,7 @@ def test_one_write_in_flight_and_procedures():
         async with simulator() as address:
             w = await world(address, make_spec(latency_ms=300))
             first = asyncio.ensure_future(w.write("aa01", b"one", type="request"))
-            await asyncio.sleep(0.05)
+            await counter_reaches(w.bus, "writes", 1)  # counted once the write is under way
             await expect(w.write("aa01", b"two", type="request"), "InProgress")
             await first
             await expect(w.write("aa01", b"x", type="command", offset=1), "NotSupported")
@@ -259,7 +259,7 @@ def test_link_loss_fails_pending_operations():
         async with simulator() as address:
             w = await world(address, make_spec(latency_ms=2000))
             pending = asyncio.ensure_future(w.write("aa01", b"late", type="request"))
-            await asyncio.sleep(0.2)
+            await counter_reaches(w.bus, "writes", 1)
             await call(w.bus, CONTROL, "Disconnect", "ss", [ADDR, "timeout"])
             # disc_att_send_op() completes the cut request without a PDU: process_error() makes it 0x0E.
             await expect(pending, "Failed", "Operation failed with ATT error: 0x0e")

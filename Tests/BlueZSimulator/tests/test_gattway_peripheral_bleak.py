@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from sim_process import bluez, call, central, connect, simulator, wait_for
+from sim_process import bluez, call, central, connect, counters, simulator, wait_for
 
 SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
 RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
@@ -58,6 +58,10 @@ def start_broker(directory: str) -> tuple[subprocess.Popen, int]:
 def publish(port: int, topic: str, payload: str, retain: bool = False) -> None:
     args = ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "-m", payload, "-q", "1"]
     subprocess.run(args + (["-r"] if retain else []), check=True, timeout=10)
+
+
+async def _acquired(bus) -> bool:
+    return (await counters(bus)).get("server.notify_acquired", 0) >= 1
 
 
 def test_bleak_talks_to_the_gattway_peripheral():
@@ -110,7 +114,7 @@ peripheral:
 
                 def on_value(_char, data: bytearray) -> None:
                     received.append(bytes(data))
-                    if b"three" in received:
+                    if len(received) >= 3:
                         got.set()
 
                 async with BleakClient(device, bluez={"adapter": "hci1"}, timeout=20) as client:
@@ -119,16 +123,15 @@ peripheral:
                     out, _ = await asyncio.to_thread(sub.communicate, timeout=30)
                     assert out.strip() == "hello"
                     await client.start_notify(TX, on_value)
-                    for _ in range(100):  # the subscription reaches gattway in the background
-                        for value in ("one", "two", "three"):
-                            await asyncio.to_thread(publish, port, "test/tx", value)
-                        try:
-                            await asyncio.wait_for(got.wait(), 0.5)
-                            break
-                        except asyncio.TimeoutError:
-                            continue
-                    assert got.is_set(), f"no notification arrived (got {received})"
-                    assert received[-3:] == [b"one", b"two", b"three"] or b"three" in received
+                    # bluetoothd takes gattway's AcquireNotify socket in the background after the CCC write.
+                    await wait_for(lambda: _acquired(bus), 30, "gattway's AcquireNotify socket")
+                    for value in ("one", "two", "three"):
+                        await asyncio.to_thread(publish, port, "test/tx", value)
+                    try:
+                        await asyncio.wait_for(got.wait(), 30)
+                    except asyncio.TimeoutError:
+                        raise AssertionError(f"three notifications did not arrive (got {received})") from None
+                    assert received == [b"one", b"two", b"three"]
                     await client.stop_notify(TX)
                 bus.disconnect()
             finally:

@@ -366,7 +366,9 @@ def test_acquire_notify_socket_per_characteristic_or_per_device(version, sockets
             await wait_for(acquired, what="the first AcquireNotify to complete")
             assert await central(ctl, "WriteCCC", "ssq", [other, NUS_TX, 1]) == [0]
             await wait_for(lambda: len(chrc.notify_socks) == sockets, what="AcquireNotify calls")
-            await asyncio.sleep(0.2)  # a late duplicate AcquireNotify would show up here
+            # A read is a marker: bluetoothd's calls to the app travel in order, so a late duplicate AcquireNotify
+            # would have reached the app before this read does.
+            assert await central(ctl, "ReadValue", "ssq", [PHONE, "2a19", 0]) == [0, b"0123456789"]
             assert len(chrc.acquire_notify_calls) == sockets
             devices = [call_options["device"] for call_options in chrc.acquire_notify_calls]
             assert devices == [f"/org/bluez/hci0/dev_{p.replace(':', '_')}" for p in (PHONE, other)][:sockets]

@@ -2,60 +2,118 @@ import BridgeCore
 import Foundation
 import Testing
 
-/// The schema's `default` fields document the defaults; ``ConfigurationDefaults`` applies them. They must agree.
+/// The schema's `default` fields document the defaults; the validated model applies them. They must agree, for
+/// every `default` the schema has.
 @Suite struct ConfigurationDefaultsTests {
-    let schema: [String: Any]
+    /// A configuration that leaves out every optional field, with one of each element that has defaults of its
+    /// own (a device of each connect policy, a characteristic, a local service, characteristic and descriptor).
+    static let sparse = """
+        mqtt: { url: "mqtts://broker.example", tls: { ca_file: /etc/ssl/ca.pem } }
+        devices:
+          - address: "AA:BB:CC:DD:EE:01"
+            characteristics: [ { service: "180D", uuid: "2A37" } ]
+          - address: "AA:BB:CC:DD:EE:02"
+            connect: on_demand
+        peripheral:
+          services:
+            - uuid: "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
+              characteristics:
+                - uuid: "6e400003-b5a3-f393-e0a9-e50e24dcca9e"
+                  flags: [read]
+                  descriptors: [ { uuid: "2901", value: "41" } ]
+        """
 
-    init() throws {
+    /// Where each schema default lands in the model, rendered as the schema writes it.
+    static let modelValues: [String: @Sendable (BridgeConfiguration) -> String?] = [
+        "properties/mqtt/properties/base_topic": { $0.mqtt.baseTopic },
+        "properties/mqtt/properties/tls/properties/insecure": { $0.mqtt.tls.map { "\($0.insecure)" } },
+        "properties/mqtt/properties/keepalive": { "\($0.mqtt.keepaliveSeconds)" },
+        "properties/mqtt/properties/protocol": { $0.mqtt.protocolVersion.rawValue },
+        "properties/mqtt/properties/qos": { "\($0.mqtt.qos)" },
+        "properties/mqtt/properties/retain": { "\($0.mqtt.retain)" },
+        "properties/mqtt/properties/metrics_interval": { "\($0.mqtt.metricsIntervalSeconds)" },
+        "properties/bluetooth/properties/adapter": { $0.bluetooth.adapter },
+        "properties/bluetooth/properties/scan/properties/duplicates": { "\($0.bluetooth.scan.duplicates)" },
+        "properties/bluetooth/properties/scan/properties/transport": { $0.bluetooth.scan.transport.rawValue },
+        "properties/bluetooth/properties/max_concurrent_connects": { "\($0.bluetooth.maxConcurrentConnects)" },
+        "properties/bluetooth/properties/connect_timeout": { seconds($0.bluetooth.connectTimeout) },
+        "properties/bluetooth/properties/request_timeout": { seconds($0.bluetooth.requestTimeout) },
+        "properties/bluetooth/properties/max_tracked_devices": { "\($0.bluetooth.maxTrackedDevices)" },
+        "properties/bluetooth/properties/advert_min_interval": { seconds($0.bluetooth.advertMinInterval) },
+        "properties/bluetooth/properties/reconnect/properties/initial": { seconds($0.bluetooth.reconnectInitial) },
+        "properties/bluetooth/properties/reconnect/properties/max": { seconds($0.bluetooth.reconnectMax) },
+        "properties/peripheral/properties/max_connections": { $0.peripheral.map { "\($0.maxConnections)" } },
+        "properties/peripheral/properties/advertise/properties/discoverable": {
+            $0.peripheral.map { "\($0.advertisement.discoverable)" }
+        },
+        "properties/peripheral/properties/services/items/properties/primary": {
+            $0.peripheral?.services.first.map { "\($0.primary)" }
+        },
+        "properties/state_dir": { $0.stateDirectory },
+        "properties/log_level": { $0.logLevel.rawValue },
+        "$defs/codec": { $0.devices.first?.characteristics.first.map { "\($0.codec)" } },
+        "$defs/device/properties/connect": { config in
+            guard case .always = config.devices.first?.connect else { return "\(String(describing: config.devices.first?.connect))" }
+            return "always"
+        },
+        "$defs/device/properties/idle_timeout": { config in
+            guard case .onDemand(let idle) = config.devices.last?.connect else { return nil }
+            return seconds(idle)
+        },
+        "$defs/characteristic/properties/notify": { $0.devices.first?.characteristics.first.map { "\($0.notify)" } },
+        "$defs/characteristic/properties/read": { $0.devices.first?.characteristics.first.map { "\($0.read)" } },
+        "$defs/localCharacteristic/properties/max_length": { localCharacteristic($0).map { "\($0.maxLength)" } },
+        "$defs/localCharacteristic/properties/queue/properties/depth": {
+            localCharacteristic($0).map { "\($0.queueDepth)" }
+        },
+        "$defs/localCharacteristic/properties/queue/properties/when_full": { localCharacteristic($0)?.whenFull.rawValue },
+        "$defs/localCharacteristic/properties/descriptors/items/properties/flags": {
+            localCharacteristic($0)?.descriptors.first.map { $0.flags.map(\.rawValue).joined(separator: ",") }
+        },
+    ]
+
+    static func seconds(_ duration: Duration) -> String { "\(duration.components.seconds)" }
+
+    static func localCharacteristic(_ config: BridgeConfiguration) -> PeripheralConfiguration.LocalCharacteristic? {
+        config.peripheral?.services.first?.characteristics.first
+    }
+
+    /// Every `default` in the schema, by its path (`properties/mqtt/properties/qos`), rendered as text.
+    static func schemaDefaults() throws -> [String: String] {
         let url = ExampleFiles.schemasDirectory.appendingPathComponent("config.schema.json")
-        schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let schema = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
+        var found: [String: String] = [:]
+        func walk(_ node: Any, _ path: [String]) {
+            if let object = node as? [String: Any] {
+                if let value = object["default"] { found[path.joined(separator: "/")] = render(value) }
+                for (key, child) in object where key != "default" { walk(child, path + [key]) }
+            } else if let array = node as? [Any] {
+                for (index, child) in array.enumerated() { walk(child, path + ["\(index)"]) }
+            }
+        }
+        walk(schema, [])
+        return found
     }
 
-    private func schemaDefault(_ path: String) -> Any? {
-        var node: Any? = schema
-        for key in path.split(separator: "/") { node = (node as? [String: Any])?[String(key)] }
-        return (node as? [String: Any])?["default"]
+    static func render(_ value: Any) -> String {
+        // JSON true/false arrive as NSNumbers of the C type "c"; integers as other NSNumbers.
+        if let number = value as? NSNumber, String(cString: number.objCType) == "c" { return "\(number.boolValue)" }
+        if let array = value as? [Any] { return array.map(render).joined(separator: ",") }
+        return "\(value)"
     }
 
-    private func expectDefault(_ path: String, _ value: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(schemaDefault(path).map { "\($0)" } == value, "\(path)", sourceLocation: sourceLocation)
-    }
-
-    @Test func schemaDefaultsMatchTheValidatedDefaults() throws {
-        typealias D = ConfigurationDefaults
-        let mqtt = "properties/mqtt/properties/"
-        expectDefault(mqtt + "base_topic", D.baseTopic)
-        expectDefault(mqtt + "keepalive", "\(D.keepaliveSeconds)")
-        expectDefault(mqtt + "protocol", D.mqttProtocol)
-        expectDefault(mqtt + "qos", "\(D.qos)")
-        expectDefault(mqtt + "retain", D.retain ? "1" : "0")
-        expectDefault(mqtt + "tls/properties/insecure", D.tlsInsecure ? "1" : "0")
-        let bt = "properties/bluetooth/properties/"
-        expectDefault(bt + "adapter", D.adapter)
-        expectDefault(bt + "scan/properties/duplicates", D.scanDuplicates ? "1" : "0")
-        expectDefault(bt + "scan/properties/transport", D.scanTransport)
-        expectDefault(bt + "max_concurrent_connects", "\(D.maxConcurrentConnects)")
-        expectDefault(bt + "connect_timeout", "\(Int(D.connectTimeoutSeconds))")
-        expectDefault(bt + "request_timeout", "\(Int(D.requestTimeoutSeconds))")
-        expectDefault(bt + "max_tracked_devices", "\(D.maxTrackedDevices)")
-        expectDefault(bt + "advert_min_interval", "\(Int(D.advertMinIntervalSeconds))")
-        expectDefault(bt + "reconnect/properties/initial", "\(Int(D.reconnectInitialSeconds))")
-        expectDefault(bt + "reconnect/properties/max", "\(Int(D.reconnectMaxSeconds))")
-        let device = "$defs/device/properties/"
-        expectDefault(device + "connect", D.connect)
-        expectDefault(device + "idle_timeout", "\(Int(D.idleTimeoutSeconds))")
-        expectDefault("$defs/characteristic/properties/notify", D.characteristicNotify ? "1" : "0")
-        expectDefault("$defs/characteristic/properties/read", D.characteristicRead ? "1" : "0")
-        expectDefault("$defs/codec", D.codec)
-        let peripheral = "properties/peripheral/properties/"
-        expectDefault(peripheral + "max_connections", "\(D.peripheralMaxConnections)")
-        expectDefault(peripheral + "advertise/properties/discoverable", D.discoverable ? "1" : "0")
-        let local = "$defs/localCharacteristic/properties/"
-        expectDefault(local + "max_length", "\(D.maxLength)")
-        expectDefault(local + "queue/properties/depth", "\(D.queueDepth)")
-        expectDefault(local + "queue/properties/when_full", D.queueWhenFull)
-        expectDefault("properties/state_dir", D.stateDirectory)
-        expectDefault("properties/log_level", D.logLevel)
+    @Test func everySchemaDefaultIsWhatTheModelApplies() throws {
+        let defaults = try Self.schemaDefaults()
+        #expect(defaults.count >= 30, "the schema walk found only \(defaults.keys.sorted())")
+        #expect(Set(defaults.keys) == Set(Self.modelValues.keys), """
+            schema defaults without a model check: \(Set(defaults.keys).subtracting(Self.modelValues.keys).sorted()); \
+            checks for no schema default: \(Set(Self.modelValues.keys).subtracting(defaults.keys).sorted())
+            """)
+        let config = try BridgeConfiguration(yaml: Self.sparse)
+        for (path, expected) in defaults.sorted(by: { $0.key < $1.key }) {
+            guard let modelValue = Self.modelValues[path] else { continue }
+            #expect(modelValue(config) == expected, "\(path)")
+        }
     }
 
     @Test func aMinimalConfigurationGetsEveryDefault() throws {

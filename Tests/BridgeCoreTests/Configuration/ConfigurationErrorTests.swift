@@ -1,5 +1,6 @@
 import BluetoothCore
 import BridgeCore
+import Foundation
 import Testing
 
 @Suite struct ConfigurationErrorTests {
@@ -93,7 +94,15 @@ import Testing
         #expect(config.peripheral?.services[0].characteristics[0].initialValue == [100])
     }
 
-    @Test func unreadableFilesNameThePath() {
-        #expect(throws: ConfigurationErrors.self) { try BridgeConfiguration.load(path: "/nonexistent/gattway.yaml") }
+    @Test func unreadableFilesNameThePath() throws {
+        // A missing file, and a folder where a file was expected.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gattway-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for path in ["/nonexistent/gattway.yaml", folder.path] {
+            let error = #expect(throws: ConfigurationErrors.self) { try BridgeConfiguration.load(path: path) }
+            #expect(error?.errors.count == 1, "\(path)")
+            #expect(error?.errors.first?.message.hasPrefix("cannot read \(path):") == true, "\(String(describing: error))")
+        }
     }
 }

@@ -38,6 +38,25 @@ struct SimulatorControl {
         try await call("Notify", [.string(address), .string(uuid), .bytes(value)])
     }
 
+    /// Starts (or with `rate` 0 stops) the peripheral's own stream of notifications on `uuid`.
+    func startNotifying(_ address: String, uuid: String, rate: Double, count: UInt32 = 0, pattern: String = "heart-rate")
+        async throws
+    {
+        try await call("StartNotifying", [.string(address), .string(uuid), .double(rate), .uint32(count), .string(pattern)])
+    }
+
+    /// Whether the simulated bluetoothd holds a link to `address` now: its own Device1.Connected.
+    func isConnected(_ address: String, adapter: String = "hci0") async throws -> Bool {
+        let path = "/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")
+        let reply = try await connection.call(
+            destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties", method: "Get",
+            arguments: [.string("org.bluez.Device1"), .string("Connected")], timeout: .seconds(30))
+        guard let connected = reply.first?.bool else {
+            throw TestWorldError("Device1.Connected of \(address) is not a boolean: \(reply)")
+        }
+        return connected
+    }
+
     /// The values written to a characteristic so far.
     func writes(_ address: String, uuid: String) async throws -> [[UInt8]] {
         let reply = try await call("GetWrites", [.string(address), .string(uuid)])
@@ -46,6 +65,21 @@ struct SimulatorControl {
 
     func counters() async throws -> [String: DBusValue] {
         try await call("GetCounters").first?.stringKeyedDictionary ?? [:]
+    }
+
+    /// One of the simulator's counters (0 while nothing was counted).
+    func counter(_ name: String) async throws -> UInt64 {
+        try await counters()[name]?.uint64 ?? 0
+    }
+
+    /// Waits until counter `name` reaches `target`.
+    func waitForCounter(_ name: String, atLeast target: UInt64, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await counter(name) >= target { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestWorldError("simulator counter \(name) stayed below \(target) for \(timeout)")
     }
 
     func close() async { await connection.close() }
