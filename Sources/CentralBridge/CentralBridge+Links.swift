@@ -67,12 +67,13 @@ extension CentralBridge {
                 message: "services of \(device.topic) were not resolved within \(bluetooth.connectTimeout)")
         }
         try await subscribeNotifications(path)
-        await readDeviceName(path)
         devices[path]?.lastActivity = .now
         store.rememberCharacteristics(of: device.address, paths: resolvedPaths(path))
         publishAvailability(path, online: true)
         logger.notice("device.online", metadata: ["device.name": "\(device.topic)"])
         publishEvent(type: "device_connected", device: device.topic)
+        // In a task of its own: neither availability nor a waiting command waits for the name.
+        spawn { await self.readDeviceName(path) }
         if case .onDemand = device.policy { scheduleIdleDisconnect(path) }
     }
 

@@ -39,6 +39,8 @@ struct CentralBridgeEndToEndTests {
             of: "notify: true, codec: heart_rate_measurement }", with: "notify: true, codec: heart_rate_measurement, retain: false }")
         try await withWorld(config: config) { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
+            // Online once its notifications are subscribed: the value sent next is not missed.
+            try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
             try await world.control.startNotifying("C4:7C:8D:6A:3E:11", uuid: "2A37", rate: 0)
             try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, 0xC8])
             let live = try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == "{\"bpm\":200}" }
