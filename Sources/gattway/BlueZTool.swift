@@ -60,8 +60,8 @@ struct BlueZTool {
     // MARK: - Devices
 
     /// The device named by an address or by a name heard in a scan; when BlueZ does not know it yet, LE
-    /// discovery runs until it is heard (at most `--timeout`).
-    func device(_ name: String) async throws -> BlueZDeviceState {
+    /// discovery runs until it is heard (at most `--timeout`), unless `discover` is false.
+    func device(_ name: String, discover: Bool = true) async throws -> BlueZDeviceState {
         let address = BluetoothAddress(name)
         let adapterPath = self.adapterPath
         let matching: @Sendable (BlueZObjectTree) -> BlueZDeviceState? = { tree in
@@ -70,6 +70,7 @@ struct BlueZTool {
             return candidates.filter { $0.name == name || $0.alias == name }.min { $0.path < $1.path }
         }
         if let known = matching(try await bluez.currentTree(timeout: timeout)) { return known }
+        guard discover else { throw ToolFailure("BlueZ knows no device \(name) on \(adapterName)") }
         try await bluez.setDiscoveryFilter(adapter: adapterPath, BlueZDiscoveryFilter(transport: "le"))
         try await bluez.startDiscovery(adapter: adapterPath)
         do {

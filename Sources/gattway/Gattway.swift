@@ -9,7 +9,7 @@ struct Gattway: AsyncParsableCommand {
         version: GattwayVersion.current,
         subcommands: [
             RunCommand.self, CheckConfigCommand.self, SchemaCommand.self, ScanCommand.self, ServicesCommand.self,
-            ReadCommand.self, WriteCommand.self, NotifyCommand.self,
+            ReadCommand.self, WriteCommand.self, NotifyCommand.self, PairCommand.self, UnpairCommand.self,
         ],
         defaultSubcommand: nil
     )

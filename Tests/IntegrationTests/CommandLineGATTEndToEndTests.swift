@@ -81,8 +81,9 @@ import TestWorld
             #expect(document["type"] as? String == "request")
             let writes = try await world.control.writes(Self.lock, uuid: Self.lockControl)
             #expect(writes == [Array("unlock".utf8), Array("lock".utf8)])
+            // The lock reflects the last accepted command into its state characteristic.
             let state = try await world.gattway(["read", Self.lock, "fff2", "--codec", "utf8"])
-            #expect(state.stdout == "locked\n")
+            #expect(state.stdout == "lock\n")
         }
     }
 
