@@ -41,12 +41,18 @@ package struct BlueZPairingAgent: Sendable {
             },
             method("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")]) {
                 _ in
-                guard let passkey else { throw Self.refusal("the device asks for a passkey: give it with --passkey") }
+                guard let passkey else {
+                    show("the device asks for a passkey: give it with --passkey")
+                    throw Self.refusal("no passkey was given")
+                }
                 return [.uint32(passkey)]
             },
             method("RequestPinCode", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("pincode", "s")]) {
                 _ in
-                guard let passkey else { throw Self.refusal("the device asks for a PIN code: give it with --passkey") }
+                guard let passkey else {
+                    show("the device asks for a PIN code: give it with --passkey")
+                    throw Self.refusal("no PIN code was given")
+                }
                 return [.string(String(passkey))]
             },
             method("DisplayPasskey", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u"),
@@ -62,6 +68,7 @@ package struct BlueZPairingAgent: Sendable {
                 call in
                 let shown = call.arguments[1].uint32 ?? 0
                 if let passkey, passkey != shown {
+                    show("the device shows passkey \(Self.sixDigits(shown)), not \(Self.sixDigits(passkey)): refused")
                     throw Self.refusal("the device shows \(Self.sixDigits(shown)), not \(Self.sixDigits(passkey))")
                 }
                 show("confirming passkey \(Self.sixDigits(shown))")

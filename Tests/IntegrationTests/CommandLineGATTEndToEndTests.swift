@@ -169,7 +169,8 @@ import TestWorld
         let reply = try await world.control.connection.call(
             destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties", method: "Get",
             arguments: [.string("org.bluez.Device1"), .string("Connected")])
-        return try #require(reply.first?.bool)
+        guard let value = reply.first?.bool else { throw TestWorldError("Device1 gave no boolean: \(reply)") }
+        return value
     }
 
     /// Waits until `gattway notify` has subscribed (the simulator's CCC is on), with a deadline.
@@ -177,7 +178,7 @@ import TestWorld
         _ address: String, _ uuid: String, _ world: CommandLineWorld, _ process: ChildProcess
     ) async throws {
         let control = world.control
-        try await withDeadline(.seconds(60), "gattway notify subscribing (stderr: \(process.errorOutput))") {
+        _ = try await withDeadline(.seconds(60), "gattway notify subscribing (stderr: \(process.errorOutput))") {
             while true {
                 let reply = try await control.call("IsSubscribed", [.string(address), .string(uuid)])
                 if reply.first?.bool == true { return true }
