@@ -89,7 +89,8 @@ let package = Package(
         .executableTarget(
             name: "gattway",
             dependencies: [
-                "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus", "BluetoothCore",
+                "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus",
+                "BluetoothCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

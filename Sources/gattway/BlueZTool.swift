@@ -121,8 +121,8 @@ struct BlueZTool {
             throw ToolFailure("\(device.displayName) has no characteristic \(name) (`gattway services` lists them)")
         }
         guard found.count == 1 else {
-            throw ToolFailure(
-                "\(device.displayName) has \(found.count) characteristics \(name.uuid.shortestForm): name one as SERVICE/CHARACTERISTIC")
+            throw ToolFailure("\(device.displayName) has \(found.count) characteristics \(name.uuid.shortestForm): "
+                + "name one as SERVICE/CHARACTERISTIC")
         }
         return first
     }

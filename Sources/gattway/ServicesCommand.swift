@@ -29,7 +29,8 @@ struct ServicesCommand: AsyncParsableCommand {
         for service in hierarchy.services {
             lines.append("service \(Self.label(service.uuid))\(service.primary ? "" : " (secondary)")")
             for characteristic in service.characteristics {
-                lines.append("  characteristic \(Self.label(characteristic.uuid))  [\(characteristic.flags.joined(separator: ", "))]")
+                let flags = characteristic.flags.joined(separator: ", ")
+                lines.append("  characteristic \(Self.label(characteristic.uuid))  [\(flags)]")
                 for descriptor in characteristic.descriptors {
                     lines.append("    descriptor \(Self.label(descriptor.uuid))")
                 }

@@ -55,7 +55,9 @@ struct WriteCommand: AsyncParsableCommand {
                 writer.endObject()
                 print(writer.string)
             } else {
-                print("wrote \(bytes.count) byte\(bytes.count == 1 ? "" : "s") (\(Hex.string(bytes))) to \(characteristic) of \(address)\(withoutResponse ? " without response" : "")")
+                let size = "\(bytes.count) byte\(bytes.count == 1 ? "" : "s")"
+                let how = withoutResponse ? " without response" : ""
+                print("wrote \(size) (\(Hex.string(bytes))) to \(characteristic) of \(address)\(how)")
             }
         }
     }
