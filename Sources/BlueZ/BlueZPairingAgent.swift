@@ -4,8 +4,9 @@ import DBus
 /// Just Works needs no answer; a passkey to enter comes from `passkey`; a number to confirm is accepted when it
 /// equals `passkey`, or, without one, shown through `show` and accepted.
 ///
-/// Only bluetoothd may ask: calls from any other sender than the owner of `org.bluez` are rejected, so that no
-/// other bus client can learn the passkey or approve a pairing.
+/// Only bluetoothd may ask, and only about `device`: calls from any other sender than the owner of `org.bluez` are
+/// rejected, so that no other bus client can learn the passkey, and so are requests about other devices (an
+/// incoming pairing attempt meanwhile is not this agent's to approve: RequestAuthorization, doc/agent-api.txt).
 package struct BlueZPairingAgent: Sendable {
     package static let path = "/org/gattway/agent"
 
@@ -13,6 +14,8 @@ package struct BlueZPairingAgent: Sendable {
     package let passkey: UInt32?
     /// The unique name of bluetoothd (the owner of `org.bluez`) when the agent was exported.
     package let bluetoothd: String
+    /// The object path of the device being paired.
+    package let device: String
     /// Tells the user what bluetoothd asks to display or confirm.
     package let show: @Sendable (String) -> Void
 
@@ -22,12 +25,13 @@ package struct BlueZPairingAgent: Sendable {
 
     /// Exports the agent on `connection` at `path`; registering it with AgentManager1 is the caller's next step.
     package static func export(
-        on connection: DBusConnection, passkey: UInt32?, show: @escaping @Sendable (String) -> Void
+        on connection: DBusConnection, device: String, passkey: UInt32?,
+        show: @escaping @Sendable (String) -> Void
     ) async throws -> BlueZPairingAgent {
         guard let owner = try await connection.getNameOwner(BlueZName.service) else {
             throw DBusError(name: DBusError.serviceUnknown, message: "bluetoothd (org.bluez) is not on the bus")
         }
-        let agent = BlueZPairingAgent(passkey: passkey, bluetoothd: owner, show: show)
+        let agent = BlueZPairingAgent(passkey: passkey, bluetoothd: owner, device: device, show: show)
         try await connection.export(path: path, interfaces: [agent.interface])
         return agent
     }
@@ -88,13 +92,17 @@ package struct BlueZPairingAgent: Sendable {
         _ body: @escaping @Sendable (DBusMethodCall) throws -> [DBusValue]
     ) -> DBusMethod {
         let bluetoothd = self.bluetoothd
+        let device = self.device
         return DBusMethod(name: name, inputs: inputs, outputs: outputs, handler: .sync { call in
             guard call.sender == bluetoothd else {
                 throw Self.refusal("only bluetoothd may call the agent")
             }
-            let signature = call.arguments.map(\.signature).joined()
-            guard signature == inputs.map(\.signature).joined() else {
-                throw DBusError(name: DBusError.invalidArgs, message: "\(name) takes (\(inputs.map(\.signature).joined()))")
+            let expected = inputs.map(\.signature).joined()
+            guard call.arguments.map(\.signature).joined() == expected else {
+                throw DBusError(name: DBusError.invalidArgs, message: "\(name) takes (\(expected))")
+            }
+            if let asked = call.arguments.first?.objectPath, asked != device {
+                throw Self.refusal("this agent answers for \(device) only")
             }
             return try body(call)
         })

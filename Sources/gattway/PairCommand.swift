@@ -28,7 +28,9 @@ struct PairCommand: AsyncParsableCommand {
         try await reportingFailures {
             let address = try await BlueZTool.with(options) { tool in
                 let device = try await tool.device(device)
-                _ = try await BlueZPairingAgent.export(on: tool.bus, passkey: passkey) { printError("gattway: \($0)") }
+                _ = try await BlueZPairingAgent.export(on: tool.bus, device: device.path, passkey: passkey) {
+                    printError("gattway: \($0)")
+                }
                 try await tool.bluez.registerAgent(
                     path: BlueZPairingAgent.path, capability: .keyboardDisplay, timeout: tool.timeout)
                 do {

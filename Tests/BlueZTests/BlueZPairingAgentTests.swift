@@ -15,7 +15,8 @@ struct BlueZPairingAgentTests {
         let intruder = try await DBusConnection.connect(
             to: .address(simulator.busAddress), name: "intruder", logger: Logger(label: "test.agent"))
         do {
-            let agent = try await BlueZPairingAgent.export(on: host, passkey: 4242) { _ in }
+            let agent = try await BlueZPairingAgent.export(
+                on: host, device: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11", passkey: 4242) { _ in }
             #expect(agent.bluetoothd != intruder.uniqueName)
             for (method, arguments) in [
                 ("RequestPasskey", [DBusValue.objectPath("/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11")]),
