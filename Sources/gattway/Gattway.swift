@@ -7,7 +7,10 @@ struct Gattway: AsyncParsableCommand {
         commandName: "gattway",
         abstract: "Bridge Bluetooth Low Energy devices (through BlueZ) and MQTT brokers, both ways.",
         version: GattwayVersion.current,
-        subcommands: [RunCommand.self, CheckConfigCommand.self, SchemaCommand.self],
+        subcommands: [
+            RunCommand.self, CheckConfigCommand.self, SchemaCommand.self, ScanCommand.self, ServicesCommand.self,
+            ReadCommand.self, WriteCommand.self, NotifyCommand.self, PairCommand.self, UnpairCommand.self,
+        ],
         defaultSubcommand: nil
     )
 }

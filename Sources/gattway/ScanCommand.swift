@@ -1,0 +1,83 @@
+import ArgumentParser
+import BlueZ
+import BridgeCore
+
+/// `gattway scan`: what is advertising nearby, as a table (address, name, RSSI) or one JSON document.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan", abstract: "Scan for Bluetooth LE devices and list what was heard.")
+
+    @Option(help: ArgumentHelp("How long to scan (Ctrl-C stops earlier).", valueName: "seconds"))
+    var duration: Double = 10
+
+    @OptionGroup var options: BlueZToolOptions
+
+    func validate() throws {
+        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration must be within 0…3600 seconds") }
+    }
+
+    var scanDuration: Duration { .milliseconds(Int64(duration * 1000)) }
+
+    func run() async throws {
+        try await reportingFailures {
+            let interrupt = InterruptSignal()
+            let devices = try await BlueZTool.with(options) { tool in
+                if !options.json { printError("Scanning on \(tool.adapterName) for \(scanDuration.formattedSeconds)…") }
+                return try await tool.bluez.scan(
+                    adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() })
+            }
+            print(options.json ? json(devices) : table(devices))
+        }
+    }
+
+    func table(_ devices: [BlueZDeviceState]) -> String {
+        var table = TextTable("ADDRESS", "RSSI", "NAME")
+        for device in devices {
+            table.add(device.displayName, device.rssi.map { "\($0)" } ?? "-", device.name ?? device.alias ?? "")
+        }
+        return table.rendered + "\n\(devices.count) device\(devices.count == 1 ? "" : "s")"
+    }
+
+    /// The shape of the daemon's advert payload (company identifiers in decimal, data in hex), per device.
+    func json(_ devices: [BlueZDeviceState]) -> String {
+        var writer = JSONWriter(reservingCapacity: 256 * max(1, devices.count))
+        writer.beginObject()
+        writer.field("adapter", options.adapter)
+        writer.key("devices")
+        writer.beginArray()
+        for device in devices { write(device, into: &writer) }
+        writer.endArray()
+        writer.endObject()
+        return writer.string
+    }
+
+    private func write(_ device: BlueZDeviceState, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("address", device.displayName)
+        if let type = device.addressType { writer.field("address_type", type) }
+        writer.key("name")
+        if let name = device.name { writer.value(name) } else { writer.null() }
+        writer.key("rssi")
+        if let rssi = device.rssi { writer.value(Int(rssi)) } else { writer.null() }
+        if let txPower = device.txPower { writer.field("tx_power", Int(txPower)) }
+        writer.key("uuids")
+        writer.beginArray()
+        for uuid in device.uuids { writer.value(uuid) }
+        writer.endArray()
+        writer.key("manufacturer_data")
+        writer.beginObject()
+        for (id, data) in device.manufacturerData.sorted(by: { $0.key < $1.key }) {
+            writer.field(String(id), Hex.string(data))
+        }
+        writer.endObject()
+        writer.key("service_data")
+        writer.beginObject()
+        for (uuid, data) in device.serviceData.sorted(by: { $0.key < $1.key }) {
+            writer.field(uuid, Hex.string(data))
+        }
+        writer.endObject()
+        writer.field("connected", device.connected)
+        writer.field("paired", device.paired)
+        writer.endObject()
+    }
+}
