@@ -6,8 +6,8 @@ import MQTTCore
 extension CentralBridge {
     /// `bridge/request/<verb>` → `bridge/response/<verb>` (and the MQTT 5 Response Topic), echoing `transaction`.
     ///
-    /// Payloads: `{"device": "<name or address>", "transaction": …}` for connect / disconnect / remove;
-    /// `{"duration": seconds}` for scan (default 10, at most 300); anything (or nothing) for devices.
+    /// Payloads: `{"device": "<name or address>", "transaction": …}` for connect / disconnect / remove / unpair,
+    /// plus `"passkey"` (0…999999) for pair; `{"duration": seconds}` for scan (default 10, at most 300); anything (or nothing) for devices.
     func handleBridgeRequest(verb: String, message: MQTTMessage) async {
         // The peripheral bridge answers its own verbs on its own connection.
         if CentralRoutes.peripheralVerbs.contains(verb), configuration.peripheral != nil { return }
@@ -37,7 +37,7 @@ extension CentralBridge {
                 try? await Task.sleep(for: .seconds(seconds))
                 await self.answerScan(reply)
             }
-        case "connect", "disconnect", "remove":
+        case "connect", "disconnect", "remove", "pair", "unpair":
             guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),
                 let path = devicePath(named: name)
             else {
@@ -48,9 +48,16 @@ extension CentralBridge {
             guard requestsInFlight < Self.maxRequestsInFlight else {
                 return fail(reply, .gattway("Busy", "\(requestsInFlight) requests are already running; try again later"))
             }
+            var passkey: UInt32?
+            if verb == "pair" {
+                switch Self.passkey(in: body) {
+                case .success(let value): passkey = value
+                case .failure(let failure): return fail(reply, failure)
+                }
+            }
             requestsInFlight += 1
-            spawn {
-                await self.perform(verb, on: path, reply: reply)
+            spawn { [passkey] in
+                await self.perform(verb, on: path, passkey: passkey, reply: reply)
                 await self.requestFinished()
             }
         default:
@@ -89,7 +96,7 @@ extension CentralBridge {
         return devices.values.first { $0.topic == trimmed || $0.address.description == trimmed.uppercased() }?.path
     }
 
-    private func perform(_ verb: String, on path: String, reply: ReplyAddress) async {
+    private func perform(_ verb: String, on path: String, passkey: UInt32?, reply: ReplyAddress) async {
         guard let device = devices[path] else { return }
         do {
             switch verb {
@@ -98,6 +105,13 @@ extension CentralBridge {
                     throw CommandFailure.gattway("NotConnectable", "\(device.topic) is configured with connect: never")
                 }
                 try await establish(path)
+            case "pair":
+                if case .never = device.policy {
+                    throw CommandFailure.gattway("NotConnectable", "\(device.topic) is configured with connect: never")
+                }
+                try await pair(path, passkey: passkey)
+            case "unpair":
+                try await unpair(path)
             case "disconnect":
                 closeSockets(path)
                 devices[path]?.disconnectReason = "requested"

@@ -43,6 +43,7 @@ package actor CentralBridge: Service {
     var devicesListFlushScheduled = false
     var requestsInFlight = 0
     var scansInFlight = 0
+    var pairingInProgress = false
 
     let version: String
 
