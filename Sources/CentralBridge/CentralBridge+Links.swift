@@ -66,6 +66,10 @@ extension CentralBridge {
                 name: BlueZName.Error.notConnected,
                 message: "services of \(device.topic) were not resolved within \(bluetooth.connectTimeout)")
         }
+        // Characteristics that need encryption fail until the link is paired: pair first when configured to.
+        if let pairing = configuration.devices[device.configIndex].pairing, !(tree.devices[path]?.paired ?? false) {
+            try await pair(path, passkey: pairing.passkey)
+        }
         try await subscribeNotifications(path)
         devices[path]?.lastActivity = .now
         store.rememberCharacteristics(of: device.address, paths: resolvedPaths(path))

@@ -568,6 +568,19 @@ enum ConfigurationSchema {
           "maximum": 86400,
           "default": 30
         },
+        "pair": {
+          "title": "Pair",
+          "description": "Pair (and bond) with the device before use when bluetoothd holds no keys for it: for characteristics that need encryption or authentication.",
+          "type": "boolean",
+          "default": false
+        },
+        "passkey": {
+          "title": "Passkey",
+          "description": "With pair: the passkey to enter, or to compare with the number the device shows. Without it, only Just Works pairing succeeds.",
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 999999
+        },
         "characteristics": {
           "title": "Characteristics",
           "description": "Characteristics to bridge; nothing else is subscribed.",
@@ -627,6 +640,23 @@ enum ConfigurationSchema {
                 }
               }
             }
+          }
+        },
+        {
+          "if": {
+            "required": [
+              "passkey"
+            ]
+          },
+          "then": {
+            "properties": {
+              "pair": {
+                "const": true
+              }
+            },
+            "required": [
+              "pair"
+            ]
           }
         },
         {

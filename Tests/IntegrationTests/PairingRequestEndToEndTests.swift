@@ -76,4 +76,45 @@ struct PairingRequestEndToEndTests {
             #expect(try await response(world, "unpair", transaction: "u").contains("gattway.Error.NotPaired"))
         }
     }
+
+    static func pairBeforeUse(passkey: Int) -> String {
+        """
+        bluetooth:
+          adapter: hci0
+          request_timeout: 5
+          connect_timeout: 5
+          reconnect: { initial: 0.5, max: 1 }
+        devices:
+          - name: keypad
+            address: "\(CommandLinePairingEndToEndTests.passkey)"
+            pair: true
+            passkey: \(passkey)
+            characteristics:
+              - { name: battery, service: "180F", uuid: "2A19", read: true, codec: uint8 }
+        """
+    }
+
+    @Test func aDeviceConfiguredToPairIsPairedBeforeUse() async throws {
+        let world = try await CentralWorld(
+            scenario: try CommandLinePairingEndToEndTests.scenario(), config: Self.pairBeforeUse(passkey: 4242))
+        try await world.run { world in
+            try await world.observer.waitForMessage(on: "gattway/keypad/availability") { $0 == "online" }
+            #expect(try await paired(world, CommandLinePairingEndToEndTests.passkey))
+            try await world.publish("gattway/keypad/battery/get", "")
+            try await world.observer.waitForMessage(on: "gattway/keypad/battery") { $0 == "90" }
+        }
+    }
+
+    @Test func aWrongConfiguredPasskeyKeepsTheDeviceOfflineAndSaysWhy() async throws {
+        let world = try await CentralWorld(
+            scenario: try CommandLinePairingEndToEndTests.scenario(), config: Self.pairBeforeUse(passkey: 1))
+        try await world.run { world in
+            let event = try await world.observer.waitForMessage(on: "gattway/bridge/event") {
+                $0.contains("device_connect_failed")
+            }
+            #expect(event.payload.contains("org.bluez.Error.Authentication"), "\(event.payload)")
+            #expect(try await paired(world, CommandLinePairingEndToEndTests.passkey) == false)
+            #expect(!world.observer.messages(on: "gattway/keypad/availability").contains { $0.payload == "online" })
+        }
+    }
 }

@@ -28,6 +28,7 @@ package enum ConfigurationDefaults {
 
     package static let connect = "always"
     package static let idleTimeoutSeconds = 30.0
+    package static let pair = false
     package static let characteristicNotify = false
     package static let characteristicRead = false
     package static let codec = "raw"

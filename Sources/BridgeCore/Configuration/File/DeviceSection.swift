@@ -5,10 +5,12 @@ extension BridgeConfigurationFile {
         package var match: MatchSection?
         package var connect: String?
         package var idleTimeout: Double?
+        package var pair: Bool?
+        package var passkey: Int?
         package var characteristics: [CharacteristicSection]?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, address, match, connect, characteristics
+            case name, address, match, connect, characteristics, pair, passkey
             case idleTimeout = "idle_timeout"
         }
 
@@ -19,6 +21,8 @@ extension BridgeConfigurationFile {
             match = read(.match)
             connect = read(.connect)
             idleTimeout = read(.idleTimeout)
+            pair = read(.pair)
+            passkey = read(.passkey)
             characteristics = read(.characteristics)
         }
     }

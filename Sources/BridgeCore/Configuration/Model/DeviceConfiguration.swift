@@ -20,15 +20,25 @@ package struct DeviceConfiguration: Sendable, Hashable {
     package var selector: Selector
     package var connect: ConnectPolicy
     package var characteristics: [CharacteristicConfiguration]
+    /// Pair (and bond) before use when bluetoothd does not hold keys for the device yet.
+    package var pairing: Pairing?
+
+    /// How to pair: Just Works without a passkey; with one, it is entered or compared with what the device shows.
+    package struct Pairing: Sendable, Hashable {
+        package var passkey: UInt32?
+
+        package init(passkey: UInt32? = nil) { self.passkey = passkey }
+    }
 
     package init(
         name: String?, selector: Selector, connect: ConnectPolicy = .always,
-        characteristics: [CharacteristicConfiguration] = []
+        characteristics: [CharacteristicConfiguration] = [], pairing: Pairing? = nil
     ) {
         self.name = name
         self.selector = selector
         self.connect = connect
         self.characteristics = characteristics
+        self.pairing = pairing
     }
 
     /// The `<device>` topic level when the configuration fixes it: the friendly name, else the address as

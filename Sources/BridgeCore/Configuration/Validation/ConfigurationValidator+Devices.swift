@@ -58,8 +58,22 @@ extension ConfigurationValidator {
             }
             characteristics.append(characteristic)
         }
+        let pairing = pairing(section, connect: connect, path)
         guard let selector, let connect, section.name == nil || name != nil else { return nil }
-        return DeviceConfiguration(name: name, selector: selector, connect: connect, characteristics: characteristics)
+        return DeviceConfiguration(
+            name: name, selector: selector, connect: connect, characteristics: characteristics, pairing: pairing)
+    }
+
+    private mutating func pairing(
+        _ section: BridgeConfigurationFile.DeviceSection, connect: DeviceConfiguration.ConnectPolicy?, _ path: String
+    ) -> DeviceConfiguration.Pairing? {
+        guard section.pair ?? ConfigurationDefaults.pair else {
+            if section.passkey != nil { fail("\(path).passkey", "only applies with pair: true") }
+            return nil
+        }
+        if connect == .never { fail("\(path).pair", "pairing needs a connection, but the device has connect: never") }
+        let passkey = section.passkey.flatMap { range($0, 0...999_999, "\(path).passkey") }
+        return DeviceConfiguration.Pairing(passkey: passkey.map { UInt32($0) })
     }
 
     private mutating func deviceMatch(_ match: BridgeConfigurationFile.MatchSection, _ path: String)
