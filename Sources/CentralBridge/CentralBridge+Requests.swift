@@ -9,8 +9,6 @@ extension CentralBridge {
     /// Payloads: `{"device": "<name or address>", "transaction": …}` for connect / disconnect / remove;
     /// `{"duration": seconds}` for scan (default 10, at most 300); anything (or nothing) for devices.
     func handleBridgeRequest(verb: String, message: MQTTMessage) async {
-        // The peripheral bridge answers its own verbs on its own connection.
-        if CentralRoutes.peripheralVerbs.contains(verb), configuration.peripheral != nil { return }
         let body = (try? JSONValue(parsing: message.payload)) ?? .object([])
         let reply = ReplyAddress(
             resultTopic: routes.bridgeResponseTopic(verb), responseTopic: message.properties.responseTopic,
@@ -37,7 +35,8 @@ extension CentralBridge {
             guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),
                 let path = devicePath(named: name)
             else {
-                return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(body["device"]?.stringValue ?? message.payloadText)"))
+                let named = body["device"]?.stringValue.map { Array($0.utf8) } ?? message.payload
+                return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(PayloadExcerpt.quote(named))"))
             }
             await perform(verb, on: path, reply: reply)
         default:
