@@ -199,11 +199,6 @@ extension CentralBridge {
             properties.correlationData = reply.correlationData
             outbox.send(MQTTMessage(topic: responseTopic, payload: payload, qos: .atLeastOnce, properties: properties))
         }
-        // `<char>/get/result` mirrors `/set/result`: the outcome, not the value.
-        if let resultTopic = reply.resultTopic {
-            outbox.send(MQTTMessage(
-                topic: resultTopic, payload: SetResult.success.payload(transaction: reply.transaction), qos: .atLeastOnce))
-        }
     }
 }
 
