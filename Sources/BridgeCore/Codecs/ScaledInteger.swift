@@ -54,7 +54,8 @@ package struct ScaledInteger: Hashable, Sendable {
     func encode(_ text: Substring, codecName: String, acceptedRange: String? = nil) throws(CodecError) -> [UInt8] {
         let range = acceptedRange ?? rangeDescription
         let quoted = PayloadExcerpt.quote(Array(text.utf8))
-        guard let number = DecimalNumber(text) else {
+        // Normalized, so that `0e-64` or `1.000…` does not need an exponent no field can be scaled to.
+        guard let number = DecimalNumber(text)?.normalized else {
             if Self.looksNumeric(text) { throw outOfRange(quoted, codecName, range) }
             throw CodecError("\(quoted) is not a number (codec \(codecName) accepts \(range))")
         }
@@ -88,6 +89,7 @@ package struct ScaledInteger: Hashable, Sendable {
 
     /// `raw × scale + offset` as text, exact when it fits 64 bits, else the nearest double.
     private func value(ofRaw signed: Int64?, unsigned: UInt64?) -> String {
+        if isPlain { return signed.map { String($0) } ?? unsigned.map { String($0) } ?? "0" }
         let rawDouble = signed.map(Double.init) ?? unsigned.map(Double.init) ?? 0
         let approximate = String(rawDouble * scale.doubleValue + offset.doubleValue)
         guard let raw = signed ?? unsigned.flatMap({ Int64(exactly: $0) }) else { return approximate }

@@ -46,7 +46,7 @@ import Testing
         #expect(throws: CodecError("\"23.456\" is not a multiple of the scale 0.01 (codec int16le*0.01)")) {
             try codec.encode(payload: Array("23.456".utf8))
         }
-        #expect(throws: CodecError("\"400\" is out of range for int16le*0.01")) {
+        #expect(throws: CodecError("\"400\" is out of range for int16le*0.01 (-327.68…327.67)")) {
             try codec.encode(payload: Array("400".utf8))
         }
         let offset = try PayloadCodec(parsing: "uint8*0.5-40")
