@@ -70,3 +70,42 @@ import Testing
         await broker.stop()
     }
 }
+
+/// The inbound buffer is bounded in bytes as well as in messages: a few large messages pause reads too.
+@Suite(.serialized) struct InboundByteBoundTests {
+    @Test func largeMessagesPauseReadsAtTheByteBound() async throws {
+        let broker = try await MosquittoBroker()
+        var options = try clientOptions(broker, "bytes")
+        options.inboundBuffer = .init(highWater: 1_000, lowWater: 100, highWaterBytes: 50_000)
+        options.receiveMaximum = 20
+        let subscriber = MosquittoClient(options: options, logger: testLogger("bytes"))
+        let publisher = MosquittoClient(options: try clientOptions(broker, "bytes-pub"), logger: testLogger("bytes-pub"))
+        let count = 200
+        let statistics = try await withRunningClients([subscriber, publisher]) {
+            try await subscriber.subscribe("bytes", qos: .atLeastOnce)
+            let messages = (0..<count).map { index in
+                MQTTMessage(topic: "bytes", payload: sequencePayload(index) + [UInt8](repeating: 7, count: 2_000),
+                            qos: .atLeastOnce)
+            }
+            try await publisher.publish(contentsOf: messages)
+            // Nobody consumes yet: the client must pause at about 50 kB although far fewer than 1,000 messages wait.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await subscriber.currentStatistics.readPauses == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let paused = await subscriber.currentStatistics
+            var received = 0
+            for await message in subscriber.messages {
+                #expect(sequenceNumber(message.payload) == received)
+                received += 1
+                if received == count { break }
+            }
+            #expect(received == count)
+            return paused
+        }
+        #expect(statistics.readPauses >= 1)
+        // One read pass may add up to receiveMaximum messages past the bound.
+        #expect(statistics.inboundBufferPeak <= 50_000 / 2_000 + 1 + 20, "peak \(statistics.inboundBufferPeak)")
+        await broker.stop()
+    }
+}
