@@ -54,7 +54,8 @@ extension CentralBridge {
     /// Counts and logs (rate-limited) a command whose payload the codec or the envelope parser refused.
     func noteInvalidCommand(_ message: MQTTMessage, _ error: some Error) {
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", "invalid_payload")]).increment()
-        if case .log(let suppressed) = refusalLog.report("invalid " + message.topic, at: ContinuousClock.now - started) {
+        let decision = refusalLog.report("invalid " + message.topic, at: ContinuousClock.now - started)
+        if case .log(let suppressed) = decision {
             logger.notice("mqtt.command.invalid", metadata: [
                 "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
                 "error": "\(error)", "suppressed_since_last": "\(suppressed)",

@@ -212,7 +212,9 @@ package actor PeripheralBridge: Service {
             if let channels = channelsBySource[message.topic] {
                 let size = message.oversizePayloadLength ?? message.payload.count
                 guard size <= payloadLimits.source else {
-                    refuseSource(message, reason: "oversize", channel: nil, "the payload has \(size) bytes; at most \(payloadLimits.source) are accepted")
+                    refuseSource(
+                        message, reason: "oversize", channel: nil,
+                        "the payload has \(size) bytes; at most \(payloadLimits.source) are accepted")
                     continue
                 }
                 for channel in channels {
@@ -226,7 +228,9 @@ package actor PeripheralBridge: Service {
                     // Never cut silently: a value the characteristic cannot hold is refused whole.
                     let maximum = min(channel.configuration.maxLength, 512)
                     guard value.count <= maximum else {
-                        refuseSource(message, reason: "too_long", channel: channel, "the value has \(value.count) bytes; the characteristic holds at most \(maximum)")
+                        refuseSource(
+                            message, reason: "too_long", channel: channel,
+                            "the value has \(value.count) bytes; the characteristic holds at most \(maximum)")
                         continue
                     }
                     values.set(value, for: valueKeys[channel.id])

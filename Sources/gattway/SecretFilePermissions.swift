@@ -16,8 +16,8 @@ enum SecretFilePermissions {
             let exposed = info.st_mode & (S_IRGRP | S_IROTH)
             guard exposed != 0 else { return nil }
             let who = exposed & S_IROTH != 0 ? "everyone" : "its group"
-            return "warning: \(file.what) \(file.path) is readable by \(who) (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                + "run chmod 600 \(file.path)"
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            return "warning: \(file.what) \(file.path) is readable by \(who) (mode \(mode)); run chmod 600 \(file.path)"
         }
     }
 }
