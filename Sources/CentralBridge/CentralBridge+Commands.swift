@@ -9,28 +9,43 @@ extension CentralBridge {
 
     /// A message on one of the bridge's command topics.
     func handleCommandMessage(_ message: MQTTMessage) async {
-        if message.topic.hasPrefix(routes.bridgeRequestTopic("")) {
-            let verb = String(message.topic.dropFirst(routes.bridgeRequestTopic("").count))
+        let requestPrefix = routes.bridgeRequestTopic("")
+        if message.topic.hasPrefix(requestPrefix) {
+            let verb = String(message.topic.dropFirst(requestPrefix.count))
+            // The peripheral bridge checks and answers its own verbs on its own connection.
+            if CentralRoutes.peripheralVerbs.contains(verb), configuration.peripheral != nil { return }
+            guard admitCommand(
+                message, limit: configuration.mqtt.payloadLimits.request,
+                defaultReplyTopic: routes.bridgeResponseTopic(verb))
+            else { return }
             await handleBridgeRequest(verb: verb, message: message)
             return
         }
-        guard let (path, routeIndex, isSet) = commandTarget(of: message.topic), let device = devices[path] else {
+        let target = commandTarget(of: message.topic)
+        let targetRoute = target.flatMap { target in devices[target.0].map { $0.routes[target.1] } }
+        guard admitCommand(
+            message, limit: configuration.mqtt.payloadLimits.command,
+            defaultReplyTopic: targetRoute.map { target!.2 ? $0.setResultTopic : $0.getResultTopic })
+        else { return }
+        guard let (path, routeIndex, isSet) = target, let device = devices[path] else {
             metrics.rejectedCommands.increment()
             return
         }
         metrics.commands.increment()
         let route = device.routes[routeIndex]
+        let resultTopic = isSet ? route.setResultTopic : route.getResultTopic
         let request: SetCommand
         do {
             request = try SetCommand(payload: message.payload)
         } catch {
+            noteInvalidCommand(message, error)
             let reply = ReplyAddress(
-                resultTopic: isSet ? route.setResultTopic : nil, responseTopic: message.properties.responseTopic,
+                resultTopic: resultTopic, responseTopic: message.properties.responseTopic,
                 correlationData: message.properties.correlationData, transaction: nil)
             return fail(reply, .gattway("InvalidPayload", "\(error)"))
         }
         let reply = ReplyAddress(
-            resultTopic: isSet ? route.setResultTopic : nil, responseTopic: message.properties.responseTopic,
+            resultTopic: resultTopic, responseTopic: message.properties.responseTopic,
             correlationData: message.properties.correlationData, transaction: request.transaction)
         let kind: PendingCommand.Kind
         if isSet {
@@ -41,10 +56,15 @@ extension CentralBridge {
             do {
                 kind = .write(try route.characteristic.codec.encode(payload: request.value))
             } catch {
+                noteInvalidCommand(message, error)
                 return fail(reply, .gattway(
                     "InvalidPayload", "the payload cannot be encoded with codec \(route.characteristic.codec): \(error)"))
             }
         } else {
+            guard route.characteristic.read else {
+                return fail(reply, .gattway(
+                    "NotReadable", "\(route.characteristic.topicName) of \(device.topic) is not configured with read: true"))
+            }
             kind = .read
         }
         guard device.commands.count < Self.maxQueuedCommandsPerDevice else {
@@ -78,7 +98,7 @@ extension CentralBridge {
         while let command = devices[path]?.commands.popFirst(), let device = devices[path] {
             let route = device.routes[command.route]
             let reply = ReplyAddress(
-                resultTopic: { if case .write = command.kind { route.setResultTopic } else { nil } }(),
+                resultTopic: { if case .write = command.kind { route.setResultTopic } else { route.getResultTopic } }(),
                 responseTopic: command.responseTopic, correlationData: command.correlationData,
                 transaction: command.transaction)
             // Once stopping, what is still queued is answered at once instead of each waiting for its device.
@@ -152,6 +172,11 @@ extension CentralBridge {
             var properties = MQTTProperties()
             properties.correlationData = reply.correlationData
             outbox.send(MQTTMessage(topic: responseTopic, payload: payload, qos: .atLeastOnce, properties: properties))
+        }
+        // `<char>/get/result` mirrors `/set/result`: the outcome, not the value.
+        if let resultTopic = reply.resultTopic {
+            outbox.send(MQTTMessage(
+                topic: resultTopic, payload: SetResult.success.payload(transaction: reply.transaction), qos: .atLeastOnce))
         }
     }
 

@@ -7,10 +7,9 @@ extension CentralBridge {
     /// `bridge/request/<verb>` → `bridge/response/<verb>` (and the MQTT 5 Response Topic), echoing `transaction`.
     ///
     /// Payloads: `{"device": "<name or address>", "transaction": …}` for connect / disconnect / remove / unpair,
-    /// plus `"passkey"` (0…999999) for pair; `{"duration": seconds}` for scan (default 10, at most 300); anything (or nothing) for devices.
+    /// plus `"passkey"` (0…999999) for pair; `{"duration": seconds}` for scan (default 10, at most 300); anything
+    /// (or nothing) for devices.
     func handleBridgeRequest(verb: String, message: MQTTMessage) async {
-        // The peripheral bridge answers its own verbs on its own connection.
-        if CentralRoutes.peripheralVerbs.contains(verb), configuration.peripheral != nil { return }
         let body = (try? JSONValue(parsing: message.payload)) ?? .object([])
         let reply = ReplyAddress(
             resultTopic: routes.bridgeResponseTopic(verb), responseTopic: message.properties.responseTopic,
@@ -41,7 +40,8 @@ extension CentralBridge {
             guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),
                 let path = devicePath(named: name)
             else {
-                return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(body["device"]?.stringValue ?? message.payloadText)"))
+                let named = body["device"]?.stringValue.map { Array($0.utf8) } ?? message.payload
+                return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(PayloadExcerpt.quote(named))"))
             }
             // A connect may take the whole connect timeout: it runs in a task of its own, so that the command
             // topics (read by the same consumer) never wait for it.

@@ -44,6 +44,10 @@ package actor CentralBridge: Service {
     var requestsInFlight = 0
     var scansInFlight = 0
     var pairingInProgress = false
+    /// Rate limits for reports of refused input (see `admitCommand`).
+    var refusalLog = LogRateLimiter()
+    var retainedLog = LogRateLimiter(burst: 1, window: .seconds(1 << 40))
+    let started = ContinuousClock.now
 
     let version: String
 
@@ -242,11 +246,14 @@ package actor CentralBridge: Service {
     /// Subscribes to the device's `/set` and `/get` topics.
     func subscribeCommands(of path: String) async {
         guard let device = devices[path] else { return }
-        let filters = device.routes.flatMap { [$0.setTopic, $0.getTopic] }.filter { !subscribedFilters.contains($0) }
+        // `/get` only where reads are configured: no topic invites a read the configuration does not allow.
+        let filters = device.routes.flatMap { route in
+            route.characteristic.read ? [route.setTopic, route.getTopic] : [route.setTopic]
+        }.filter { !subscribedFilters.contains($0) }
         for filter in filters {
             subscribedFilters.insert(filter)
             do {
-                try await mqtt.subscribe(filter, qos: .atLeastOnce)
+                try await mqtt.subscribe(filter, qos: .atLeastOnce, options: .commands)
             } catch {
                 // Remembered by the client: it is subscribed again on the next connect.
                 logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
@@ -262,7 +269,7 @@ package actor CentralBridge: Service {
         // Every verb, so that an unknown one gets an error answer instead of silence.
         let filter = routes.bridge.bridgeRequestFilter
         if subscribedFilters.insert(filter).inserted {
-            do { try await mqtt.subscribe(filter, qos: .atLeastOnce) } catch {
+            do { try await mqtt.subscribe(filter, qos: .atLeastOnce, options: .commands) } catch {
                 logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
             }
         }

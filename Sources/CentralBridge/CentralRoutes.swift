@@ -14,6 +14,7 @@ struct CharacteristicRoute: Sendable {
     var setTopic: String { valueTopic + "/set" }
     var setResultTopic: String { valueTopic + "/set/result" }
     var getTopic: String { valueTopic + "/get" }
+    var getResultTopic: String { valueTopic + "/get/result" }
 }
 
 /// The central bridge's topics, derived from the configuration once.

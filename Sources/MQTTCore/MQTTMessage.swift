@@ -5,6 +5,9 @@ package struct MQTTMessage: Sendable, Equatable {
     package var qos: MQTTQoS
     package var retain: Bool
     package var properties: MQTTProperties
+    /// Set on a received message whose payload exceeded the client's inbound limit: the payload's real size.
+    /// `payload` then holds only its first bytes (for a quoted excerpt), never the whole of it.
+    package var oversizePayloadLength: Int?
 
     package init(
         topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,

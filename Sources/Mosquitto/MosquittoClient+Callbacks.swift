@@ -22,7 +22,9 @@ extension MosquittoClient {
         }
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let message, let client = MosquittoClient.client(context) else { return }
-            let copy = MosquittoClient.copyMessage(message.pointee, properties)  // libmosquitto frees `message` when we return
+            // libmosquitto frees `message` when we return. Reading the limit from the immutable options is safe here.
+            let copy = MosquittoClient.copyMessage(
+                message.pointee, properties, maximumPayload: client.options.maximumInboundPayload)
             client.assumeIsolated { $0.messageReceived(copy) }
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
@@ -34,11 +36,23 @@ extension MosquittoClient {
         }
     }
 
-    private static func copyMessage(_ message: mosquitto_message, _ properties: OpaquePointer?) -> MQTTMessage {
+    /// How many bytes of an oversize payload are kept, enough for a quoted excerpt in an error result.
+    static let oversizeExcerptBytes = 64
+
+    private static func copyMessage(
+        _ message: mosquitto_message, _ properties: OpaquePointer?, maximumPayload: Int?
+    ) -> MQTTMessage {
         let topic = message.topic.map { String(cString: $0) } ?? ""
-        let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
-        return MQTTMessage(topic: topic, payload: payload, qos: MQTTQoS(rawValue: UInt8(clamping: message.qos)) ?? .atMostOnce,
-                           retain: message.retain, properties: MosquittoPropertyList.read(properties))
+        let length = Int(max(message.payloadlen, 0))
+        let oversize = maximumPayload.map { length > $0 } ?? false
+        // An oversize payload is not copied: a 30 MB message costs libmosquitto's own buffer, never a second one.
+        let kept = oversize ? min(length, oversizeExcerptBytes) : length
+        let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: kept)) } ?? []
+        var copy = MQTTMessage(
+            topic: topic, payload: payload, qos: MQTTQoS(rawValue: UInt8(clamping: message.qos)) ?? .atMostOnce,
+            retain: message.retain, properties: MosquittoPropertyList.read(properties))
+        if oversize { copy.oversizePayloadLength = length }
+        return copy
     }
 
     func connackReceived(_ rc: Int32) {

@@ -5,7 +5,12 @@ extension MosquittoClient {
         inbound.append(message)
         statistics.messagesReceived += 1
         statistics.inboundBufferPeak = max(statistics.inboundBufferPeak, inbound.count)
-        if !readsPaused && inbound.count >= options.inboundBuffer.highWater { pauseReads() }
+        if !readsPaused
+            && (inbound.count >= options.inboundBuffer.highWater
+                || inbound.byteCount >= options.inboundBuffer.highWaterBytes)
+        {
+            pauseReads()
+        }
         resumeWaits(.inbound)
     }
 
@@ -21,7 +26,11 @@ extension MosquittoClient {
             }
         }
         let batch = inbound.take(maximum)
-        if readsPaused && inbound.count <= options.inboundBuffer.lowWater { resumeReads() }
+        if readsPaused && inbound.count <= options.inboundBuffer.lowWater
+            && inbound.byteCount <= options.inboundBuffer.highWaterBytes / 4
+        {
+            resumeReads()
+        }
         return batch
     }
 

@@ -10,7 +10,7 @@ extension MosquittoClient {
         state = .connecting
         let broker = options.broker
         let keepAlive = Int32(clamping: max(options.keepAlive.components.seconds, 5))
-        let rc = mosquitto_connect(handle, broker.host, Int32(broker.port), keepAlive)
+        let rc = connect(handle, keepAlive: keepAlive)
         guard rc == MosquittoResult.success else {
             let error: MQTTError = rc == MOSQ_ERR_TLS.rawValue
                 ? .tlsSetupFailed(reason: "TLS handshake with \(broker) failed: \(MosquittoResult.text(rc))")
@@ -35,6 +35,22 @@ extension MosquittoClient {
         connectTimer = timer
         timer.activate()
         updateWriteInterest()
+    }
+
+    /// `mosquitto_connect`, with MQTT 5 the Maximum Packet Size in CONNECT so that the broker never sends a
+    /// packet larger than `options.maximumPacketSize` (it drops such messages for this client instead).
+    private func connect(_ handle: OpaquePointer, keepAlive: Int32) -> Int32 {
+        let broker = options.broker
+        guard options.protocolVersion == .v5, let maximum = options.maximumPacketSize else {
+            return mosquitto_connect(handle, broker.host, Int32(broker.port), keepAlive)
+        }
+        var properties: OpaquePointer?
+        let added = mosquitto_property_add_int32(
+            &properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: maximum))
+        guard added == MosquittoResult.success else { return added }
+        // libmosquitto copies the CONNECT properties; the list stays ours to free.
+        defer { mosquitto_property_free_all(&properties) }
+        return mosquitto_connect_bind_v5(handle, broker.host, Int32(broker.port), keepAlive, nil, properties)
     }
 
     private func startWatching(_ handle: OpaquePointer) -> Bool {

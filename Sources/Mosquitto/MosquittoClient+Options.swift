@@ -29,12 +29,19 @@ extension MosquittoClient {
         /// The longest a pause may last before one read pass is forced, so the keepalive never expires
         /// (nil: half the keepalive). See `MosquittoClient` for what happens at the cap.
         package var maximumPause: Duration?
+        /// Reads also pause once the buffered payloads add up to this many bytes, and resume below a quarter of
+        /// it, so a few large messages are bounded like many small ones.
+        package var highWaterBytes: Int
 
-        package init(highWater: Int = 1_000, lowWater: Int = 250, maximumPause: Duration? = nil) {
+        package init(
+            highWater: Int = 1_000, lowWater: Int = 250, maximumPause: Duration? = nil, highWaterBytes: Int = 4 << 20
+        ) {
             precondition(highWater > 0 && lowWater >= 0 && lowWater < highWater, "inbound buffer needs 0 <= lowWater < highWater")
+            precondition(highWaterBytes > 0, "inbound buffer needs a positive byte bound")
             self.highWater = highWater
             self.lowWater = lowWater
             self.maximumPause = maximumPause
+            self.highWaterBytes = highWaterBytes
         }
     }
 
@@ -68,6 +75,12 @@ extension MosquittoClient {
         /// shutdown (e.g. a retained `bridge/state = offline`).
         package var shutdownMessages: [MQTTMessage]
         package var shutdownTimeout: Duration
+        /// Received payloads larger than this are not copied out of libmosquitto: the message is delivered with
+        /// only the payload's first bytes and `MQTTMessage.oversizePayloadLength` set, for the consumer to refuse.
+        /// Nil accepts any size.
+        package var maximumInboundPayload: Int?
+        /// Sent in CONNECT (MQTT 5): the broker sends no packet larger than this. Nil leaves it unlimited.
+        package var maximumPacketSize: Int?
 
         package init(
             broker: MQTTBrokerURL, clientID: String, username: String? = nil, password: String? = nil,

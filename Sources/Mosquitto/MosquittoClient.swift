@@ -18,6 +18,9 @@ import ServiceLifecycle
 ///   reading the socket, so the broker holds further messages (it sends at most `receiveMaximum` unacknowledged
 ///   ones); reading resumes at `lowWater`. One read pass can deliver a few messages past `highWater` (libmosquitto
 ///   reads one packet per outstanding publish), so the buffer holds at most `highWater + maxOutstandingPublishes`.
+/// - Incoming bytes: the buffer also pauses reads at `InboundBuffer.highWaterBytes` of payload, and a payload
+///   over `maximumInboundPayload` is never copied out of libmosquitto (only its first bytes, flagged oversize).
+///   With MQTT 5 the CONNECT carries `maximumPacketSize`, so the broker does not send larger packets at all.
 /// - Pause cap: a pause may not last longer than `maximumPause` (half the keepalive by default), because while
 ///   the socket is not read libmosquitto cannot see PINGRESP and would close the link. When the cap is reached
 ///   one read pass runs anyway (at most 256 packets, enough to take in the broker's PINGRESP), which may put up to
@@ -49,7 +52,7 @@ package actor MosquittoClient: Service {
     var pauseCapTimer: (any DispatchSourceTimer)?
 
     /// Remembered subscriptions, in the order they were made, re-sent after every reconnect.
-    var subscriptions: [(filter: String, qos: MQTTQoS)] = []
+    var subscriptions: [(filter: String, qos: MQTTQoS, options: MQTTSubscriptionOptions)] = []
     /// Message ids of QoS 1/2 publishes not yet acknowledged.
     var outstanding = Set<Int32>()
     var subscribeResults: [Int32: [Int32]] = [:]

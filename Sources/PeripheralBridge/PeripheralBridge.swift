@@ -2,6 +2,7 @@ import BlueZ
 import BridgeCore
 import DBus
 import Logging
+import Metrics
 import MQTTCore
 import Mosquitto
 import ServiceLifecycle
@@ -31,6 +32,12 @@ package actor PeripheralBridge: Service {
     var applicationRegistered = false
     var advertisingWanted = true
     var advertisementRegistered = false
+    /// Rate limits for reports of refused source values and requests.
+    var refusalLog = LogRateLimiter()
+    var retainedLog = LogRateLimiter(burst: 1, window: .seconds(1 << 40))
+    let started = ContinuousClock.now
+    let payloadLimits: MQTTSettings.PayloadLimits
+    let responseTopicRule: ResponseTopicRule
 
     package init(configuration: BridgeConfiguration, bus: DBusConnection, mqtt: MosquittoClient, logger: Logger) {
         let peripheral = configuration.peripheral!
@@ -65,6 +72,12 @@ package actor PeripheralBridge: Service {
         var bySource: [String: [CharacteristicChannel]] = [:]
         for channel in channels { if let topic = channel.configuration.sourceTopic { bySource[topic, default: []].append(channel) } }
         channelsBySource = bySource
+        payloadLimits = configuration.mqtt.payloadLimits
+        responseTopicRule = ResponseTopicRule(
+            baseTopic: configuration.mqtt.baseTopic,
+            subscriptions: (Array(bySource.keys) + [topics.bridgeRequestFilter]).compactMap {
+                try? MQTTTopicFilter($0)
+            })
         let qos = MQTTQoS(rawValue: UInt8(clamping: configuration.mqtt.qos)) ?? .atLeastOnce
         status = PeripheralStatusReporter(channels: channels, topic: topics.base + "/peripheral/status")
         // Session changes are picked up by the once-a-second check of connected centrals (watchCentrals).
@@ -179,11 +192,12 @@ package actor PeripheralBridge: Service {
     // MARK: - MQTT
 
     private func subscribeOnEveryConnect() async {
-        var filters = Array(channelsBySource.keys)
-        filters.append(topics.bridgeRequest("advertise"))
-        for filter in filters {
+        // Sources keep their retained value (it is the current one); the request topic never replays one.
+        var filters = Array(channelsBySource.keys).map { ($0, MQTTSubscriptionOptions.values) }
+        filters.append((topics.bridgeRequest("advertise"), .commands))
+        for (filter, options) in filters {
             do {
-                try await mqtt.subscribe(filter, qos: .atLeastOnce)
+                try await mqtt.subscribe(filter, qos: .atLeastOnce, options: options)
             } catch {
                 logger.error("peripheral.subscribe.failed", metadata: ["filter": "\(filter)", "error": "\(error)"])
             }
@@ -196,21 +210,34 @@ package actor PeripheralBridge: Service {
         for await message in mqtt.messages {
             if Task.isCancelled { return }
             if let channels = channelsBySource[message.topic] {
+                let size = message.oversizePayloadLength ?? message.payload.count
+                guard size <= payloadLimits.source else {
+                    refuseSource(
+                        message, reason: "oversize", channel: nil,
+                        "the payload has \(size) bytes; at most \(payloadLimits.source) are accepted")
+                    continue
+                }
                 for channel in channels {
                     let value: [UInt8]
                     do {
                         value = try channel.configuration.codec.encode(payload: message.payload)
                     } catch {
-                        logger.notice("peripheral.source.unencodable", metadata: [
-                            "topic": "\(message.topic)", "characteristic": "\(channel.name)", "error": "\(error)",
-                        ])
+                        refuseSource(message, reason: "unencodable", channel: channel, "\(error)")
                         continue
                     }
-                    let capped = value.count > 512 ? Array(value.prefix(512)) : value
-                    values.set(capped, for: valueKeys[channel.id])
-                    if !channel.offerNow(capped) { await channel.deliver(capped) }
+                    // Never cut silently: a value the characteristic cannot hold is refused whole.
+                    let maximum = min(channel.configuration.maxLength, 512)
+                    guard value.count <= maximum else {
+                        refuseSource(
+                            message, reason: "too_long", channel: channel,
+                            "the value has \(value.count) bytes; the characteristic holds at most \(maximum)")
+                        continue
+                    }
+                    values.set(value, for: valueKeys[channel.id])
+                    if !channel.offerNow(value) { await channel.deliver(value) }
                 }
             } else if message.topic == advertiseTopic {
+                guard await admitRequest(message) else { continue }
                 await handleAdvertiseRequest(message)
             }
         }

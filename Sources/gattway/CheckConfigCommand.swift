@@ -13,6 +13,7 @@ struct CheckConfigCommand: ParsableCommand {
     func run() throws {
         do {
             let configuration = try BridgeConfiguration.load(path: file)
+            for warning in SecretFilePermissions.warnings(for: configuration) { printError("\(file): \(warning)") }
             print("\(file): valid (\(configuration.devices.count) devices, peripheral \(configuration.peripheral == nil ? "off" : "on"))")
         } catch {
             for problem in error.errors { printError("\(file): \(problem)") }

@@ -133,6 +133,38 @@ enum ConfigurationSchema {
           "type": "string",
           "pattern": "^[^/+#\\x00-\\x1f\\x7f]{1,64}$"
         },
+        "payload_limits": {
+          "title": "Payload limits",
+          "description": "Largest inbound payload in bytes per kind of message; larger ones are refused without being parsed and counted. The defaults fit a 512-byte BLE value as hex or base64 in a JSON envelope.",
+          "type": "object",
+          "additionalProperties": false,
+          "properties": {
+            "command": {
+              "title": "Command payload limit",
+              "description": "Bytes accepted on <char>/set and <char>/get.",
+              "type": "integer",
+              "minimum": 64,
+              "maximum": 1048576,
+              "default": 2048
+            },
+            "request": {
+              "title": "Request payload limit",
+              "description": "Bytes accepted on <base>/bridge/request/<verb>.",
+              "type": "integer",
+              "minimum": 64,
+              "maximum": 1048576,
+              "default": 4096
+            },
+            "source": {
+              "title": "Source payload limit",
+              "description": "Bytes accepted on a peripheral characteristic's source_topic.",
+              "type": "integer",
+              "minimum": 64,
+              "maximum": 1048576,
+              "default": 2048
+            }
+          }
+        },
         "metrics_interval": {
           "title": "Metrics interval",
           "description": "Seconds between two snapshots of every counter and gauge on <base>/bridge/metrics (JSON); 0 publishes none.",
@@ -235,7 +267,7 @@ enum ConfigurationSchema {
           "title": "Connect timeout",
           "description": "Seconds before a connection attempt is abandoned.",
           "type": "number",
-          "exclusiveMinimum": 0,
+          "minimum": 0.001,
           "maximum": 86400,
           "default": 20
         },
@@ -243,7 +275,7 @@ enum ConfigurationSchema {
           "title": "Request timeout",
           "description": "Seconds before a GATT read or write is abandoned.",
           "type": "number",
-          "exclusiveMinimum": 0,
+          "minimum": 0.001,
           "maximum": 86400,
           "default": 10
         },
@@ -259,7 +291,7 @@ enum ConfigurationSchema {
           "title": "Advert interval",
           "description": "Least seconds between two advert publications of one device.",
           "type": "number",
-          "exclusiveMinimum": 0,
+          "minimum": 0.001,
           "maximum": 86400,
           "default": 5
         },
@@ -273,7 +305,7 @@ enum ConfigurationSchema {
               "title": "Initial delay",
               "description": "First delay in seconds.",
               "type": "number",
-              "exclusiveMinimum": 0,
+              "minimum": 0.001,
               "maximum": 86400,
               "default": 1
             },
@@ -281,7 +313,7 @@ enum ConfigurationSchema {
               "title": "Maximum delay",
               "description": "Largest delay in seconds.",
               "type": "number",
-              "exclusiveMinimum": 0,
+              "minimum": 0.001,
               "maximum": 86400,
               "default": 60
             }
@@ -564,7 +596,7 @@ enum ConfigurationSchema {
           "title": "Idle timeout",
           "description": "Seconds of inactivity before an on_demand device is disconnected.",
           "type": "number",
-          "exclusiveMinimum": 0,
+          "minimum": 0.001,
           "maximum": 86400,
           "default": 30
         },

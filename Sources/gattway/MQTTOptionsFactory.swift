@@ -21,14 +21,22 @@ enum MQTTOptionsFactory {
         } else if mqtt.broker.usesTLS {
             tls = MosquittoClient.TLS()
         }
-        return MosquittoClient.Options(
+        var options = MosquittoClient.Options(
             broker: MQTTBrokerURL(host: mqtt.broker.host, port: mqtt.broker.port, usesTLS: mqtt.broker.usesTLS),
             clientID: mqtt.clientID ?? "gattway-\(ProcessInfo.processInfo.hostName)",
             username: mqtt.username, password: try password(mqtt.password), tls: tls,
             keepAlive: .seconds(mqtt.keepaliveSeconds),
             protocolVersion: mqtt.protocolVersion == .v311 ? .v311 : .v5,
             will: offline, shutdownMessages: [offline])
+        // Larger payloads are refused by the bridges anyway: never copy them, and with MQTT 5 never receive them.
+        options.maximumInboundPayload = mqtt.payloadLimits.largest
+        options.maximumPacketSize = mqtt.payloadLimits.largest + packetOverhead
+        return options
     }
+
+    /// Room in a packet beside the payload: fixed header, topic name and the publisher's properties (Response
+    /// Topic, Correlation Data, user properties). A message whose extras exceed it is dropped by the broker.
+    static let packetOverhead = 8 * 1024
 
     /// The secret itself is never logged; errors name only where it should have come from.
     private static func password(_ source: MQTTSettings.PasswordSource?) throws -> String? {

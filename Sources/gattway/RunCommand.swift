@@ -37,6 +37,9 @@ struct RunCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "gattway")
+        for warning in SecretFilePermissions.warnings(for: configuration) {
+            logger.warning("config.secret.exposed", metadata: ["warning": "\(warning)"])
+        }
         // Before any service exists: metrics bind to the backend when they are created.
         let metrics = MetricsSnapshotFactory()
         MetricsSystem.bootstrap(metrics)

@@ -21,6 +21,7 @@ struct PayloadSchemaEndToEndTests {
         case (3, "availability"): return "state.schema.json"
         case (3, "advert"): return "advert.schema.json"
         case (_, "result") where levels.dropLast().last == "set": return "set-result.schema.json"
+        case (_, "result") where levels.dropLast().last == "get": return "get-result.schema.json"
         case (3, "heart_rate"): return "heart-rate-measurement.schema.json"
         default: return nil
         }
@@ -54,6 +55,9 @@ struct PayloadSchemaEndToEndTests {
             try await world.publish("gattway/lock/control/set", #"{"value":"lock","transaction":"t-1"}"#)
             try await world.publish("gattway/lock/control/set", "jam")
             try await observer.waitForMessage(on: "gattway/lock/control/set/result", skipping: 1)
+            try await world.publish("gattway/lock/state/get", #"{"value":"","transaction":"g-1"}"#)
+            try await world.publish("gattway/lock/state/get", #"{"value":null}"#)
+            try await observer.waitForMessage(on: "gattway/lock/state/get/result", skipping: 1)
             try await world.publish("gattway/bridge/request/devices", #"{"transaction":5}"#)
             try await observer.waitForMessage(on: "gattway/bridge/response/devices")
             try await world.publish("gattway/bridge/request/connect", #"{"device":"nobody"}"#)
@@ -62,7 +66,7 @@ struct PayloadSchemaEndToEndTests {
             try await check(observer.messages, expecting: [
                 "state.schema.json", "bridge-info.schema.json", "bridge-devices.schema.json", "bridge-event.schema.json",
                 "bridge-metrics.schema.json", "bridge-response.schema.json", "advert.schema.json",
-                "set-result.schema.json", "heart-rate-measurement.schema.json",
+                "set-result.schema.json", "get-result.schema.json", "heart-rate-measurement.schema.json",
             ])
         }
     }

@@ -18,7 +18,12 @@ final class PeripheralWorld: EndToEndWorld {
     static let rx = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
     static let central = "11:22:33:44:55:66"
 
-    init(whenFull: String = "backpressure", depth: Int = 16, maxConnections: Int? = nil) async throws {
+    /// `extraMQTT` lines go into the `mqtt:` section (indented two spaces); `extraCharacteristics` are YAML list
+    /// items appended to the service's characteristics (indented like them).
+    init(
+        whenFull: String = "backpressure", depth: Int = 16, maxConnections: Int? = nil, extraMQTT: String = "",
+        extraCharacteristics: String = ""
+    ) async throws {
         simulator = try await BlueZSimulatorProcess(scenario: "lock.yaml")
         broker = try await MosquittoBroker()
         directory = try makeTemporaryDirectory("gattway-peripheral")
@@ -27,6 +32,7 @@ final class PeripheralWorld: EndToEndWorld {
               url: "mqtt://127.0.0.1:\(broker.port)"
               base_topic: gattway
               client_id: gattway-periph
+            \(extraMQTT)
             state_dir: "\(directory)/state"
             bluetooth: { adapter: hci0 }
             peripheral:
@@ -48,6 +54,7 @@ final class PeripheralWorld: EndToEndWorld {
                       sink_topic: test/rx
                       codec: hex
                       max_length: 64
+            \(extraCharacteristics)
             """
         try yaml.write(toFile: directory + "/config.yaml", atomically: true, encoding: .utf8)
         observer = try await MQTTObserver(port: broker.port, filters: ["test/rx", "gattway/#"])

@@ -19,8 +19,8 @@ package actor MosquittoBroker {
     private var process: ChildProcess?
 
     /// Starts a broker. `users` (name → password) turns on a password file and refuses anonymous clients;
-    /// `tls` makes the listener speak TLS with certificates made for this broker.
-    package init(users: [String: String] = [:], tls: Bool = false) async throws {
+    /// `tls` makes the listener speak TLS with certificates made for this broker; `aclFile` restricts topics.
+    package init(users: [String: String] = [:], tls: Bool = false, aclFile: String? = nil) async throws {
         directory = try makeTemporaryDirectory("gattway-mosquitto")
         port = try freeLoopbackPort()
         certificates = tls ? try Self.makeCertificates(in: directory) : nil
@@ -42,6 +42,7 @@ package actor MosquittoBroker {
             }
             lines += ["allow_anonymous false", "password_file \(passwordFile)"]
         }
+        if let aclFile { lines.append("acl_file \(aclFile)") }
         if let certificates {
             lines += ["cafile \(certificates.caFile)", "certfile \(certificates.certFile)", "keyfile \(certificates.keyFile)"]
         }

@@ -49,10 +49,34 @@ package struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
         guard digitCount > 0 else { return nil }
         if bytes.first != nil {
             bytes = bytes.dropFirst()
-            guard let parsed = Int(String(decoding: bytes, as: UTF8.self)), abs(parsed) <= 64 else { return nil }
+            guard let parsed = Self.smallExponent(bytes) else { return nil }
             exponent += parsed
         }
         self.init(significand: negative ? -significand : significand, exponent: exponent)
+    }
+
+    /// The largest exponent magnitude accepted in text; larger ones are not numbers Gattway could write.
+    package static let maximumExponentMagnitude = 64
+
+    /// An optional sign and decimal digits whose value lies within ±``maximumExponentMagnitude``.
+    ///
+    /// Parsed digit by digit without converting to `Int` first: `1e-9223372036854775808` must not reach `abs()`
+    /// of `Int.min`, which traps.
+    private static func smallExponent(_ text: ArraySlice<UInt8>) -> Int? {
+        var digits = text
+        var negative = false
+        if let sign = digits.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+            negative = sign == UInt8(ascii: "-")
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty else { return nil }
+        var magnitude = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            magnitude = magnitude * 10 + Int(byte - UInt8(ascii: "0"))
+            guard magnitude <= maximumExponentMagnitude else { return nil }
+        }
+        return negative ? -magnitude : magnitude
     }
 
     /// Parses a whole string; see ``init(_:)-(Substring)``.
@@ -73,6 +97,9 @@ package struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
     /// The significand rescaled to `targetExponent` (which must not exceed ``exponent``); nil on overflow.
     func significand(atExponent targetExponent: Int) -> Int64? {
         var result = significand
+        // Zero stays zero at any exponent; skipping the loop keeps `0.000…0` with thousands of digits cheap.
+        guard result != 0 else { return 0 }
+        guard exponent >= targetExponent else { return nil }
         for _ in 0..<(exponent - targetExponent) {
             let (product, overflow) = result.multipliedReportingOverflow(by: 10)
             if overflow { return nil }

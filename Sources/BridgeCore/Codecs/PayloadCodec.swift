@@ -100,7 +100,11 @@ package enum PayloadCodec: Hashable, Sendable, CustomStringConvertible {
         case .float32(let little):
             let value = try Self.parseDouble(payload, codecName: description)
             let single = Float(value)
-            guard single.isFinite else { throw CodecError("\(value) is out of range for \(description)") }
+            guard single.isFinite else {
+                throw CodecError(
+                    "\(PayloadExcerpt.quote(payload)) is out of range for \(description) "
+                        + "(\(-Float.greatestFiniteMagnitude)…\(Float.greatestFiniteMagnitude))")
+            }
             return Self.bytes(UInt64(single.bitPattern), count: 4, littleEndian: little)
         case .float64(let little):
             let value = try Self.parseDouble(payload, codecName: description)
@@ -150,7 +154,9 @@ package enum PayloadCodec: Hashable, Sendable, CustomStringConvertible {
     private static func parseDouble(_ payload: [UInt8], codecName: String) throws(CodecError) -> Double {
         let text = try trimmedText(payload)
         guard let value = Double(text), value.isFinite else {
-            throw CodecError("\"\(text)\" is not a finite number (codec \(codecName))")
+            throw CodecError(
+                "\(PayloadExcerpt.quote(Array(text.utf8))) is not a finite number (codec \(codecName) accepts "
+                    + "\(-Double.greatestFiniteMagnitude)…\(Double.greatestFiniteMagnitude))")
         }
         return value
     }

@@ -39,13 +39,26 @@ enum SIGCharacteristicCodecs {
 
     static func encodeScalar(_ codec: PayloadCodec, _ text: Substring) throws(CodecError) -> [UInt8] {
         let (scaled, unknown, range) = parameters(codec)
-        let bytes = try scaled.encode(text, codecName: codec.description)
+        let accepted = acceptedRange(codec)
+        let quoted = PayloadExcerpt.quote(Array(text.utf8))
+        // The field's own range (uint8 0…255) is wider than what the characteristic allows: errors name the latter.
+        let bytes = try scaled.encode(text, codecName: codec.description, acceptedRange: accepted)
         let raw = PayloadCodec.unsigned(bytes, littleEndian: true)
-        if raw == unknown { throw CodecError("\"\(text)\" is reserved for \"not known\" in \(codec)") }
+        if raw == unknown { throw CodecError("\(quoted) is reserved for \"not known\" in \(codec) (\(accepted))") }
         if let range, !range.contains(Int64(raw)) {
-            throw CodecError("\"\(text)\" is outside the range \(codec) allows")
+            throw CodecError("\(quoted) is out of range for \(codec) (\(accepted))")
         }
         return bytes
+    }
+
+    /// What a `/set` of this characteristic may carry, in its published unit.
+    private static func acceptedRange(_ codec: PayloadCodec) -> String {
+        switch codec {
+        // -327.68 (0x8000) means "not known".
+        case .temperature: "-327.67…327.67"
+        case .humidity: "0…100"
+        default: "0…100"
+        }
     }
 
     /// `{"bpm":72,"sensor_contact":true,"energy_expended":120,"rr_intervals":[0.8125]}`; `sensor_contact` only when

@@ -7,6 +7,13 @@ package enum ConfigurationDefaults {
     package static let keepaliveSeconds = 60
     package static let keepaliveRange = 5...3600
     package static let metricsIntervalSeconds = 60
+    /// The shortest duration any `…timeout`/`…interval`/`reconnect` option accepts: durations are milliseconds.
+    package static let minimumDurationSeconds = 0.001
+    /// Payload limits, sized for BLE: a 512-byte ATT value as hex or base64 plus a JSON envelope fits.
+    package static let commandPayloadLimit = 2048
+    package static let requestPayloadLimit = 4096
+    package static let sourcePayloadLimit = 2048
+    package static let payloadLimitRange = 64...1_048_576
     package static let metricsIntervalRange = 0...86_400
     package static let mqttProtocol = "5"
     package static let qos = 1

@@ -1,13 +1,19 @@
-/// Recursive-descent JSON parser behind ``JSONValue/init(parsing:maximumDepth:)``.
+/// Recursive-descent JSON parser behind ``JSONValue/init(parsing:limits:)``.
+///
+/// Every limit is checked while parsing, before the offending container grows further, so a hostile document
+/// costs at most its own size plus ``JSONLimits/maximumValues`` parsed values.
 struct JSONParser {
     let bytes: [UInt8]
-    let maximumDepth: Int
+    let limits: JSONLimits
     var index = 0
+    var valueCount = 0
 
-    init(bytes: [UInt8], maximumDepth: Int) {
+    init(bytes: [UInt8], limits: JSONLimits) {
         self.bytes = bytes
-        self.maximumDepth = maximumDepth
+        self.limits = limits
     }
+
+    private var maximumDepth: Int { limits.maximumDepth }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         let value = try parseValue(depth: 0)
@@ -34,6 +40,8 @@ struct JSONParser {
     private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
         skipWhitespace()
         guard index < bytes.count else { throw fail("unexpected end of input") }
+        valueCount += 1
+        guard valueCount <= limits.maximumValues else { throw fail("more than \(limits.maximumValues) values") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
@@ -61,6 +69,9 @@ struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
+            guard members.count < limits.maximumWidth else {
+                throw fail("an object with more than \(limits.maximumWidth) members")
+            }
             members.append((key, try parseValue(depth: depth)))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
@@ -85,6 +96,9 @@ struct JSONParser {
             return .array(values)
         }
         while true {
+            guard values.count < limits.maximumWidth else {
+                throw fail("an array with more than \(limits.maximumWidth) elements")
+            }
             values.append(try parseValue(depth: depth))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }

@@ -77,13 +77,40 @@ package indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
-    /// Parses one JSON document (RFC 8259), surrounding whitespace allowed.
+    /// Parses one JSON document (RFC 8259), surrounding whitespace allowed, within `limits`.
     ///
-    /// Bounded: at most `maximumDepth` nested containers, so a hostile payload cannot exhaust the stack.
-    package init(parsing bytes: [UInt8], maximumDepth: Int = 32) throws(JSONParseError) {
-        var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
+    /// Bounded in depth (a hostile payload cannot exhaust the stack), in width and in the total number of values
+    /// (it cannot make Gattway build a large tree from a small-looking payload).
+    package init(parsing bytes: [UInt8], limits: JSONLimits = .commands) throws(JSONParseError) {
+        var parser = JSONParser(bytes: bytes, limits: limits)
         self = try parser.parseDocument()
     }
+
+    /// Parses one JSON document with the default width and value limits and the given depth.
+    package init(parsing bytes: [UInt8], maximumDepth: Int) throws(JSONParseError) {
+        var limits = JSONLimits.commands
+        limits.maximumDepth = maximumDepth
+        try self.init(parsing: bytes, limits: limits)
+    }
+}
+
+/// How large a JSON document Gattway agrees to parse from untrusted input.
+package struct JSONLimits: Sendable, Hashable {
+    /// Nested containers at most (an object inside an array is depth 2).
+    package var maximumDepth: Int
+    /// Members of one object or elements of one array at most.
+    package var maximumWidth: Int
+    /// Values in the whole document at most, containers included.
+    package var maximumValues: Int
+
+    package init(maximumDepth: Int, maximumWidth: Int, maximumValues: Int) {
+        self.maximumDepth = maximumDepth
+        self.maximumWidth = maximumWidth
+        self.maximumValues = maximumValues
+    }
+
+    /// `/set` envelopes and bridge requests: a handful of members, a `transaction` of modest shape.
+    package static let commands = JSONLimits(maximumDepth: 32, maximumWidth: 256, maximumValues: 1024)
 }
 
 /// Why a payload is not valid JSON, with the byte offset where parsing stopped.

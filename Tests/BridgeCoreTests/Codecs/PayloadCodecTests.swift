@@ -61,14 +61,14 @@ import Testing
         let unsigned = try PayloadCodec(parsing: "uint64be")
         #expect(text(try unsigned.decode([UInt8](repeating: 0xFF, count: 8))) == "18446744073709551615")
         #expect(try unsigned.encode(payload: Array("18446744073709551615".utf8)) == [UInt8](repeating: 0xFF, count: 8))
-        #expect(throws: CodecError("\"18446744073709551616\" is not a number (codec uint64be)")) {
+        #expect(throws: CodecError("\"18446744073709551616\" is out of range for uint64be (0…18446744073709551615)")) {
             try unsigned.encode(payload: Array("18446744073709551616".utf8))
         }
         let signed = try PayloadCodec(parsing: "int64le")
         let minimum: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0x80]
         #expect(text(try signed.decode(minimum)) == "-9223372036854775808")
         #expect(try signed.encode(payload: Array("-9223372036854775808".utf8)) == minimum)
-        #expect(throws: CodecError("\"-1\" is out of range for uint64be")) { try unsigned.encode(payload: Array("-1".utf8)) }
+        #expect(throws: CodecError("\"-1\" is out of range for uint64be (0…18446744073709551615)")) { try unsigned.encode(payload: Array("-1".utf8)) }
     }
 
     @Test func scaledIntegersAreExact() throws {
@@ -80,7 +80,7 @@ import Testing
         #expect(throws: CodecError("\"23.456\" is not a multiple of the scale 0.01 (codec int16le*0.01)")) {
             try codec.encode(payload: Array("23.456".utf8))
         }
-        #expect(throws: CodecError("\"400\" is out of range for int16le*0.01")) {
+        #expect(throws: CodecError("\"400\" is out of range for int16le*0.01 (-327.68…327.67)")) {
             try codec.encode(payload: Array("400".utf8))
         }
         let offset = try PayloadCodec(parsing: "uint8*0.5-40")

@@ -13,9 +13,10 @@ final class CentralWorld: EndToEndWorld {
     let gattway: ChildProcess
 
     /// Starts the world. `config` is the YAML body after the `mqtt:` section, which the world writes itself;
-    /// `prepare` runs against the simulator before gattway starts (to inject faults, say).
+    /// `prepare` runs against the simulator before gattway starts (to inject faults, say); `observed` are the
+    /// filters the observer watches (narrower ones keep huge test payloads out of the test process).
     init(
-        scenario: String, config: String, extraMQTT: String = "",
+        scenario: String, config: String, extraMQTT: String = "", observed: [String] = ["gattway/#"],
         prepare: @Sendable (SimulatorControl) async throws -> Void = { _ in }
     ) async throws {
         simulator = try await BlueZSimulatorProcess(scenario: scenario)
@@ -32,7 +33,7 @@ final class CentralWorld: EndToEndWorld {
             \(config)
             """
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
-        observer = try await MQTTObserver(port: broker.port, filters: ["gattway/#"])
+        observer = try await MQTTObserver(port: broker.port, filters: observed)
         control = try await SimulatorControl.connect(to: simulator)
         try await prepare(control)
         gattway = try GattwayBinary.start(

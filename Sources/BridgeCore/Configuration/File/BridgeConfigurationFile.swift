@@ -35,9 +35,11 @@ package struct BridgeConfigurationFile: Codable, Sendable {
         package var retain: Bool?
         package var gatewayID: String?
         package var metricsInterval: Int?
+        package var payloadLimits: PayloadLimitsSection?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case url, username, tls, keepalive, `protocol`, qos, retain
+            case payloadLimits = "payload_limits"
             case metricsInterval = "metrics_interval"
             case baseTopic = "base_topic"
             case clientID = "client_id"
@@ -61,6 +63,23 @@ package struct BridgeConfigurationFile: Codable, Sendable {
             retain = read(.retain)
             gatewayID = read(.gatewayID)
             metricsInterval = read(.metricsInterval)
+            payloadLimits = read(.payloadLimits)
+        }
+    }
+
+    /// `mqtt.payload_limits:`.
+    package struct PayloadLimitsSection: Codable, Sendable {
+        package var command, request, source: Int?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case command, request, source
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let read = try FileSectionReader(decoder, keys: CodingKeys.self)
+            command = read(.command)
+            request = read(.request)
+            source = read(.source)
         }
     }
 

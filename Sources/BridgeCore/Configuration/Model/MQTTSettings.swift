@@ -50,4 +50,29 @@ package struct MQTTSettings: Sendable, Hashable {
     package var gatewayID: String?
     /// Seconds between two `<base>/bridge/metrics` snapshots; 0 publishes none.
     package var metricsIntervalSeconds: Int = ConfigurationDefaults.metricsIntervalSeconds
+    /// The largest payload accepted per kind of inbound message (`mqtt.payload_limits`).
+    package var payloadLimits = PayloadLimits()
+
+    /// `mqtt.payload_limits`: bytes accepted per kind of inbound payload; larger ones are refused unparsed.
+    package struct PayloadLimits: Sendable, Hashable {
+        /// `/set` and `/get` payloads.
+        package var command: Int
+        /// `bridge/request/<verb>` payloads.
+        package var request: Int
+        /// Payloads on a peripheral characteristic's `source_topic`.
+        package var source: Int
+
+        package init(
+            command: Int = ConfigurationDefaults.commandPayloadLimit,
+            request: Int = ConfigurationDefaults.requestPayloadLimit,
+            source: Int = ConfigurationDefaults.sourcePayloadLimit
+        ) {
+            self.command = command
+            self.request = request
+            self.source = source
+        }
+
+        /// The largest of the three: what a connection must accept at all.
+        package var largest: Int { max(command, request, source) }
+    }
 }

@@ -41,13 +41,25 @@ extension ConfigurationValidator {
         let metricsInterval = range(
             section.metricsInterval ?? ConfigurationDefaults.metricsIntervalSeconds,
             ConfigurationDefaults.metricsIntervalRange, "mqtt.metrics_interval")
-        guard let broker, let keepalive, let version, let qos, let metricsInterval else { return nil }
-        return MQTTSettings(
+        let limits = section.payloadLimits
+        let limitRange = ConfigurationDefaults.payloadLimitRange
+        let command = range(
+            limits?.command ?? ConfigurationDefaults.commandPayloadLimit, limitRange, "mqtt.payload_limits.command")
+        let request = range(
+            limits?.request ?? ConfigurationDefaults.requestPayloadLimit, limitRange, "mqtt.payload_limits.request")
+        let source = range(
+            limits?.source ?? ConfigurationDefaults.sourcePayloadLimit, limitRange, "mqtt.payload_limits.source")
+        guard let broker, let keepalive, let version, let qos, let metricsInterval, let command, let request,
+            let source
+        else { return nil }
+        var settings = MQTTSettings(
             broker: broker, baseTopic: baseTopic, clientID: section.clientID, username: section.username,
             password: password, tls: tls, keepaliveSeconds: keepalive,
             protocolVersion: version == .v5 ? .v5 : .v311, qos: qos,
             retain: section.retain ?? ConfigurationDefaults.retain, gatewayID: section.gatewayID,
             metricsIntervalSeconds: metricsInterval)
+        settings.payloadLimits = MQTTSettings.PayloadLimits(command: command, request: request, source: source)
+        return settings
     }
 
     /// `mqtt://host[:port]` or `mqtts://host[:port]`; default ports 1883 and 8883.

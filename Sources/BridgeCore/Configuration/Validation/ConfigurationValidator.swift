@@ -69,9 +69,11 @@ struct ConfigurationValidator {
         return value
     }
 
+    /// Seconds from 0.001 (one millisecond, the resolution durations are kept in) to 86400. A smaller positive
+    /// value would round to zero, which timers and backoffs refuse at run time.
     mutating func duration(_ seconds: Double, _ path: String) -> Duration? {
-        guard seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-            fail(path, "\(seconds) is not a duration in seconds between 0 and 86400")
+        guard seconds.isFinite, seconds >= ConfigurationDefaults.minimumDurationSeconds, seconds <= 86_400 else {
+            fail(path, "\(seconds) is not a duration in seconds between 0.001 and 86400")
             return nil
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
