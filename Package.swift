@@ -120,7 +120,10 @@ let package = Package(
         .testTarget(name: "MQTTCoreTests", dependencies: ["MQTTCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MosquittoTests",
-            dependencies: ["Mosquitto", "MQTTCore", "TestWorld"],
+            dependencies: [
+                "Mosquitto", "MQTTCore", "TestWorld",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "BluetoothCoreTests", dependencies: ["BluetoothCore"], swiftSettings: swiftSettings),

@@ -385,11 +385,22 @@ package actor CentralBridge: Service {
     private func shutDown() async {
         shuttingDown = true
         logger.notice("bridge.stopping")
+        // All at once, each bounded: a device that does not answer holds up no other, and the whole stop stays short.
+        var connected: [(path: String, topic: String)] = []
         for (path, device) in devices where device.online || (tree.devices[path]?.connected ?? false) {
             closeSockets(path)
             devices[path]?.disconnectReason = "stopping"
-            do { try await bluez.disconnect(device: path, timeout: .seconds(5)) } catch {
-                logger.info("device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
+            connected.append((path, device.topic))
+        }
+        let bluez = self.bluez
+        let logger = self.logger
+        await withTaskGroup(of: Void.self) { group in
+            for (path, topic) in connected {
+                group.addTask {
+                    do { try await bluez.disconnect(device: path, timeout: .seconds(5)) } catch {
+                        logger.info("device.disconnect.failed", metadata: ["device.name": "\(topic)", "error": "\(error)"])
+                    }
+                }
             }
         }
         for path in devices.keys { publishAvailability(path, online: false) }

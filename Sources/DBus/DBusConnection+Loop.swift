@@ -1,4 +1,5 @@
 internal import CDBus
+import Glibc
 import Dispatch
 
 /// libdbus's main-loop integration: watches and timeouts become DispatchSources on the connection's queue,
@@ -74,23 +75,37 @@ extension DBusConnection {
         let fd = dbus_watch_get_unix_fd(watch)
         let flags = dbus_watch_get_flags(watch)
         var sources: [any DispatchSourceProtocol] = []
+        // Each source watches a dup() of the socket of its own and closes it in its cancel handler: libdbus closes
+        // its fd as soon as the connection ends, while a cancelled source is unregistered later on libdispatch's
+        // manager thread. Had the source watched libdbus' number, a connection opened meanwhile could reuse that
+        // number and meet the stale registration, which crashes libdispatch.
         if flags & DBUS_WATCH_READABLE.rawValue != 0 {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: executor.queue)
+            let watched = Self.ownDescriptor(of: fd)
+            let source = DispatchSource.makeReadSource(fileDescriptor: watched, queue: executor.queue)
             source.setEventHandler { [weak self] in
                 self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_READABLE.rawValue) }
             }
+            if watched != fd { source.setCancelHandler { Glibc.close(watched) } }
             sources.append(source)
         }
         if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: executor.queue)
+            let watched = Self.ownDescriptor(of: fd)
+            let source = DispatchSource.makeWriteSource(fileDescriptor: watched, queue: executor.queue)
             source.setEventHandler { [weak self] in
                 self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_WRITABLE.rawValue) }
             }
+            if watched != fd { source.setCancelHandler { Glibc.close(watched) } }
             sources.append(source)
         }
         // Activated at once: releasing a never-activated source crashes libdispatch.
         for source in sources { source.activate() }
         watchSources[key] = sources
+    }
+
+    /// A duplicate of `fd` for one dispatch source; `fd` itself only when the process is out of descriptors.
+    private static func ownDescriptor(of fd: Int32) -> Int32 {
+        let duplicate = dup(fd)
+        return duplicate >= 0 ? duplicate : fd
     }
 
     private func removeWatch(_ watch: OpaquePointer) {

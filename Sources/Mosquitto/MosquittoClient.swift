@@ -136,11 +136,15 @@ package actor MosquittoClient: Service {
         } catch {
             failure = error
         }
-        if stopRequested, failure == nil, !Task.isCancelled, state == .connected { await publishShutdownMessages() }
+        let graceful = stopRequested && failure == nil && !Task.isCancelled
+        if graceful, state == .connected { await publishShutdownMessages() }
         state = .stopping  // from here on, disconnect callbacks are expected and must not schedule reconnects
-        tearDown()
+        tearDown(keepingWill: !graceful)
         if let failure { throw failure }
     }
+
+    /// MQTT 5 DISCONNECT reason "Disconnect with Will Message".
+    static let disconnectWithWillMessage: Int32 = 0x04
 
     /// Asks `run()` to return: `graceful` first publishes the shutdown messages.
     func requestStop(graceful: Bool) {
@@ -168,10 +172,18 @@ package actor MosquittoClient: Service {
         }
     }
 
-    /// Sends DISCONNECT (which suppresses the Last Will), stops every source, destroys the handle and ends streams.
-    private func tearDown() {
+    /// Sends DISCONNECT, stops every source, destroys the handle and ends streams.
+    ///
+    /// A graceful stop has published its own goodbye, so its DISCONNECT suppresses the Last Will. A stop without
+    /// one (cancelled, say because shutdown took too long) keeps the Will, so the broker still says `offline` for
+    /// us: MQTT 5 asks for it with reason 0x04, and MQTT 3.1.1, which has no such reason, closes without DISCONNECT.
+    private func tearDown(keepingWill: Bool) {
         if let pointer = handle?.pointer, socketWatch != nil {
-            _ = mosquitto_disconnect_v5(pointer, 0, nil)
+            if !keepingWill {
+                _ = mosquitto_disconnect_v5(pointer, 0, nil)
+            } else if options.protocolVersion == .v5 {
+                _ = mosquitto_disconnect_v5(pointer, Self.disconnectWithWillMessage, nil)
+            }
             _ = mosquitto_loop_write(pointer, 1)  // flush DISCONNECT now: nobody watches the socket afterwards
         }
         stopWatching()
