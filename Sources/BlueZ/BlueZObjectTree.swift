@@ -188,11 +188,14 @@ package struct BlueZObjectTree: Sendable {
     private mutating func evictIfNeeded() -> [Change] {
         guard devices.count > maxDevices else { return [] }
         var changes: [Change] = []
-        // Evict the oldest unpinned, unconnected devices until back within the bound.
-        let candidates = lastSeen.filter { path, _ in
-            !pinnedDevices.contains(path) && !(devices[path]?.connected ?? false)
-        }.sorted { $0.value < $1.value }
-        for (path, _) in candidates where devices.count > maxDevices {
+        // Evict the oldest unpinned, unconnected devices until back within the bound: usually one, found by one
+        // pass (a crowd of new addresses must not cost a sort of every device each).
+        while devices.count > maxDevices {
+            var oldest: (path: String, seen: UInt64)?
+            for (path, seen) in lastSeen where !pinnedDevices.contains(path) && !(devices[path]?.connected ?? false) {
+                if seen < oldest?.seen ?? .max { oldest = (path, seen) }
+            }
+            guard let path = oldest?.path else { break }
             let device = devices.removeValue(forKey: path)
             lastSeen[path] = nil
             let prefix = path + "/"

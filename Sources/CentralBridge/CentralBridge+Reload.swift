@@ -20,7 +20,7 @@ extension CentralBridge {
                 devices[path]?.routes = routes.routes(ofDevice: newIndex, deviceTopic: device.topic)
             } else {
                 released.append(device.topic)
-                await release(path)
+                await release(path, because: "was removed from the configuration")
             }
         }
         pinConfiguredAddresses(previous: running)
@@ -50,8 +50,8 @@ extension CentralBridge {
         outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atLeastOnce))
     }
 
-    /// Lets go of a tracked peripheral whose configuration entry is gone.
-    private func release(_ path: String) async {
+    /// Lets go of a tracked peripheral: its entry is gone, or (for one found by `match`) it is no longer heard.
+    func release(_ path: String, because reason: String) async {
         guard let device = devices[path] else { return }
         let connected = tree.devices[path]?.connected ?? false
         closeSockets(path)
@@ -61,14 +61,16 @@ extension CentralBridge {
                 resultTopic: { if case .write = command.kind { route.setResultTopic } else { nil } }(),
                 responseTopic: command.responseTopic, correlationData: command.correlationData,
                 transaction: command.transaction)
-            fail(reply, .gattway("DeviceRemoved", "\(device.topic) was removed from the configuration"))
+            fail(reply, .gattway("DeviceReleased", "\(device.topic) \(reason)"))
         }
         publishAvailability(path, online: false)
         devices[path] = nil
+        // bluetoothd's object may be forgotten again (a configured address is pinned anew by its entry).
+        tree.pinnedDevices.remove(path)
         values.setRoutes([:], ofDevice: path)
         let filters = device.routes.flatMap { [$0.setTopic, $0.getTopic] }
         subscribedFilters.subtract(filters)
-        logger.notice("device.released", metadata: ["device.name": "\(device.topic)"])
+        logger.notice("device.released", metadata: ["device.name": "\(device.topic)", "reason": "\(reason)"])
         let bluez = self.bluez
         let logger = self.logger
         let mqtt = self.mqtt
@@ -113,5 +115,21 @@ extension CentralBridge {
         writer.endArray()
         writer.endObject()
         outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atLeastOnce))
+    }
+
+    /// Frees the tracking slots of `match` devices no longer heard: an advertiser that came and went (or faked a
+    /// match once) must not hold a slot for good. Configured addresses stay tracked.
+    func releaseUnheardDevices(now: ContinuousClock.Instant = .now) async {
+        let stale = devices.values.filter { device in
+            guard case .match = configuration.devices[device.configIndex].selector else { return false }
+            // A passive device is "online" only while heard; a connectable one must also have no link.
+            let passive: Bool = if case .never = device.policy { true } else { false }
+            return now - device.lastHeard >= configuration.bluetooth.unheardTimeout && (passive || !device.online)
+                && device.commands.isEmpty && !(tree.devices[device.path]?.connected ?? false)
+        }
+        for device in stale {
+            await release(device.path, because: "was not heard for \(configuration.bluetooth.unheardTimeout)")
+        }
+        if !stale.isEmpty { markDevicesListDirty() }
     }
 }

@@ -156,6 +156,7 @@ package actor CentralBridge: Service {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(2))
             store.saveIfDirty()
+            await releaseUnheardDevices()
         }
     }
 
@@ -195,7 +196,12 @@ package actor CentralBridge: Service {
             deviceSeen(path)
             checkWaiters(path)
         case .deviceAdvertChanged(let path):
-            if devices[path] != nil { advertChanged(path) } else { deviceSeen(path) }
+            if devices[path] != nil {
+                devices[path]?.lastHeard = .now
+                advertChanged(path)
+            } else {
+                deviceSeen(path)
+            }
         case .deviceConnectionChanged(let path):
             checkWaiters(path)
             if let device = devices[path], !(tree.devices[path]?.connected ?? false), device.online {

@@ -31,6 +31,8 @@ struct TrackedDevice: Sendable {
     var disconnectReason: String?
     /// The device's own name, read from its GAP Device Name (0x2A00) once connected; advertisements may say another.
     var deviceName: String?
+    /// When bluetoothd last reported the device (an advertisement, an RSSI).
+    var lastHeard = ContinuousClock.now
 }
 
 /// A `/set` or `/get` (or a bridge request needing the device) waiting for the device.

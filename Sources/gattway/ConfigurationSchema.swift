@@ -295,6 +295,14 @@ enum ConfigurationSchema {
           "maximum": 86400,
           "default": 5
         },
+        "unheard_timeout": {
+          "title": "Unheard timeout",
+          "description": "Seconds a device found by a match rule may go unheard (and unconnected) before Gattway lets it go: published offline, its tracking slot freed. Configured addresses stay tracked.",
+          "type": "number",
+          "minimum": 1,
+          "maximum": 86400,
+          "default": 600
+        },
         "reconnect": {
           "title": "Reconnect backoff",
           "description": "Jittered exponential backoff between reconnection attempts.",

@@ -30,6 +30,7 @@ package enum ConfigurationDefaults {
     package static let requestTimeoutSeconds = 10.0
     package static let maxTrackedDevices = 1000
     package static let advertMinIntervalSeconds = 5.0
+    package static let unheardTimeoutSeconds = 600.0
     package static let reconnectInitialSeconds = 1.0
     package static let reconnectMaxSeconds = 60.0
 

@@ -43,6 +43,7 @@ import Testing
         "properties/bluetooth/properties/request_timeout": { seconds($0.bluetooth.requestTimeout) },
         "properties/bluetooth/properties/max_tracked_devices": { "\($0.bluetooth.maxTrackedDevices)" },
         "properties/bluetooth/properties/advert_min_interval": { seconds($0.bluetooth.advertMinInterval) },
+        "properties/bluetooth/properties/unheard_timeout": { seconds($0.bluetooth.unheardTimeout) },
         "properties/bluetooth/properties/reconnect/properties/initial": { seconds($0.bluetooth.reconnectInitial) },
         "properties/bluetooth/properties/reconnect/properties/max": { seconds($0.bluetooth.reconnectMax) },
         "properties/peripheral/properties/max_connections": { $0.peripheral.map { "\($0.maxConnections)" } },

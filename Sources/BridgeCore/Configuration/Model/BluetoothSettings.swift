@@ -25,4 +25,6 @@ package struct BluetoothSettings: Sendable, Hashable {
     package var advertMinInterval: Duration
     package var reconnectInitial: Duration
     package var reconnectMax: Duration
+    /// How long a device found by a `match` rule may go unheard (and unconnected) before it is let go.
+    package var unheardTimeout: Duration = .seconds(ConfigurationDefaults.unheardTimeoutSeconds)
 }

@@ -30,6 +30,8 @@ extension ConfigurationValidator {
         let advertInterval = duration(
             section?.advertMinInterval ?? ConfigurationDefaults.advertMinIntervalSeconds,
             "bluetooth.advert_min_interval")
+        let unheard = duration(
+            section?.unheardTimeout ?? ConfigurationDefaults.unheardTimeoutSeconds, "bluetooth.unheard_timeout")
         let initial = duration(
             section?.reconnect?.initial ?? ConfigurationDefaults.reconnectInitialSeconds,
             "bluetooth.reconnect.initial")
@@ -40,7 +42,7 @@ extension ConfigurationValidator {
             fail("bluetooth.reconnect", "initial must not be greater than max")
         }
         guard let adapter, let transport, let connects, let connectTimeout, let requestTimeout, let tracked,
-            let advertInterval, let initial, let maximum
+            let advertInterval, let unheard, let initial, let maximum
         else { return nil }
         return BluetoothSettings(
             adapter: adapter,
@@ -50,7 +52,7 @@ extension ConfigurationValidator {
                 pattern: scanFile?.pattern, transport: transport),
             maxConcurrentConnects: connects, connectTimeout: connectTimeout, requestTimeout: requestTimeout,
             maxTrackedDevices: tracked, advertMinInterval: advertInterval, reconnectInitial: initial,
-            reconnectMax: maximum)
+            reconnectMax: maximum, unheardTimeout: unheard)
     }
 
     /// `hci` followed by digits.
