@@ -5,6 +5,7 @@ import BluetoothCore
 ///
 /// An object id this table does not know ends the packet, since its length is unknown: the values before it are
 /// kept (a newer device still reports what Gattway knows), and a packet whose first object is unknown is refused.
+/// When the device has a bindkey, unencrypted packets are refused, so no one can forge its values in clear.
 /// - SeeAlso: https://bthome.io/format/ and https://bthome.io/encryption/
 package struct BTHomeDecoder: AdvertisementDecoder {
     package static let serviceUUID16: UInt16 = 0xFCD2
@@ -43,6 +44,10 @@ package struct BTHomeDecoder: AdvertisementDecoder {
                                        additionalData: [], format: "BTHome")
             encryptionCounter = LittleEndian.unsigned(counterBytes)
         } else {
+            // With a bindkey only authenticated values count; a plain packet would let anyone set them.
+            guard context.bindkey == nil else {
+                throw DecoderError(.notEncrypted, "BTHome: the device has a bindkey but this packet is not encrypted")
+            }
             objects = Array(data.dropFirst())
         }
         let result = try Self.decodeObjects(objects)

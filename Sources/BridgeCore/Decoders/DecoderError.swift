@@ -16,6 +16,8 @@ package struct DecoderError: Error, Equatable, Sendable, CustomStringConvertible
         case missingKey
         /// Decryption failed: wrong bindkey, or the packet was altered.
         case decryptionFailed
+        /// The device has a bindkey but this packet is not encrypted: anyone could have sent it.
+        case notEncrypted
     }
 
     package let code: Code

@@ -5,7 +5,7 @@ import BluetoothCore
 ///
 /// Encrypted v4/v5 packets are opened with the bindkey (AES-CCM, nonce = MAC + product id + frame counter + 3-byte
 /// extended counter, additional data 0x11, 4-byte MIC). The legacy cipher of encrypted v2/v3 packets and mesh
-/// packets are refused as unsupported. Object types not in ``MiBeaconObjects`` are skipped by their length.
+/// packets are refused as unsupported, and so are plain objects from a device that has a bindkey. Object types not in ``MiBeaconObjects`` are skipped by their length.
 package struct MiBeaconDecoder: AdvertisementDecoder {
     package static let serviceUUID16: UInt16 = 0xFE95
 
@@ -45,6 +45,10 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         }
         let rest = try reader.bytes(reader.remaining, for: "objects")
         guard frameControl & 0x0008 != 0 else {
+            // With a bindkey only authenticated values count; a plain packet would let anyone set them.
+            guard context.bindkey == nil else {
+                throw DecoderError(.notEncrypted, "MiBeacon: the device has a bindkey but these objects are not encrypted")
+            }
             return DecodedAdvertisement(format: .mibeacon, measurements: try Self.decodeObjects(rest),
                                         packetID: UInt32(frameCounter))
         }

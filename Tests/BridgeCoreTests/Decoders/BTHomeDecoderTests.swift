@@ -187,6 +187,12 @@ import Testing
         #expect(errorCode(BTHomeDecoder(), serviceFacts(0xFCD2, "4100112233782372"), context: context) == .truncated)
     }
 
+    @Test func aPlainPacketFromADeviceWithABindkeyIsRefusedAsNotEncrypted() {
+        let context = DecodingContext(bindkey: key) { ciphertext, _, _, _, _ in ciphertext }
+        let plain = serviceFacts(0xFCD2, "4002ca0903bf13", address: "54:48:E6:8F:80:A5")
+        #expect(errorCode(BTHomeDecoder(), plain, context: context) == .notEncrypted)
+    }
+
     @Test func aBindkeyNeverShowsInDescriptions() {
         let text = "\(key.map { String(describing: $0) } ?? "")"
         #expect(text == "Bindkey(redacted)")

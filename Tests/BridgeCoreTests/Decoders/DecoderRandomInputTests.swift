@@ -19,7 +19,7 @@ struct SeededGenerator: RandomNumberGenerator {
 /// traps; the refusal codes are the ones a hostile payload can cause.
 @Suite struct DecoderRandomInputTests {
     static let possibleCodes: Set<DecoderError.Code> = [.truncated, .tooLong, .malformed, .unsupported, .missingKey,
-                                                        .decryptionFailed, .notThisFormat]
+                                                        .decryptionFailed, .notThisFormat, .notEncrypted]
 
     /// Where each format's payload lives, and a valid example to mutate.
     static let slots: [(AdvertisementFormat, (UUID16OrCompany), String)] = [
@@ -91,6 +91,7 @@ struct SeededGenerator: RandomNumberGenerator {
         }
         #expect(decodedCount + refusedCount == 4000)
         #expect(refusedCount > 0, "random input should be refused sometimes for \(format)")
+        #expect(decodedCount > 0, "mutated packets should decode sometimes for \(format)")
     }
 
     @Test func autoSelectionNeverTrapsOnRandomAdvertisements() {

@@ -85,6 +85,12 @@ import Testing
         #expect(decoded.encryptionCounter == 0x0000_2650)
     }
 
+    @Test func plainObjectsFromADeviceWithABindkeyAreRefusedAsNotEncrypted() {
+        let context = DecodingContext(bindkey: Bindkey(hex: "e9ea895fac7cca6d30532432a516f3a8")) { c, _, _, _, _ in c }
+        #expect(errorCode(decoder, facts("5020aa01a3bf2e3b342d580d1004b40095020a10013b", address: "58:2D:34:3B:2E:BF"),
+                          context: context) == .notEncrypted)
+    }
+
     @Test func encryptedFramesWithoutKeyAreMissingKey() {
         #expect(errorCode(decoder, facts("58585b0550f4830238c1a495ef58763c26000097e2abb5", address: "A4:C1:38:02:83:F4"))
             == .missingKey)
