@@ -1,6 +1,7 @@
 /// Inkbird IBS-TH1/TH2: the local name `sps` (or `tps`) and manufacturer data whose "company id" field is really
-/// the temperature (sint16 LE, 0.01 °C), followed by 7 bytes: humidity uint16 LE in 0.01 % (0xFFFF without a
-/// humidity sensor), external probe flag, a 2-byte checksum, battery %, sensor type.
+/// the temperature (sint16 LE, 0.01 °C), followed by 7 bytes: humidity uint16 LE in 0.01 % (0 or 0xFFFF from
+/// models without a humidity sensor, so both are left out), external probe flag, a 2-byte checksum, battery %,
+/// sensor type.
 package struct InkbirdIBSTHDecoder: AdvertisementDecoder {
     private static let names: Set<String> = ["sps", "tps"]
 
@@ -36,7 +37,7 @@ package struct InkbirdIBSTHDecoder: AdvertisementDecoder {
                                value: .number(scaled(Double(Int16(bitPattern: temperatureField)), by: 0.01)),
                                unit: "°C", deviceClass: "temperature", stateClass: "measurement"),
         ]
-        if humidity != 0xFFFF {
+        if humidity != 0xFFFF, humidity != 0 {
             measurements.append(DecodedMeasurement(name: "humidity", value: .number(scaled(Double(humidity), by: 0.01)),
                                                    unit: "%", deviceClass: "humidity", stateClass: "measurement"))
         }

@@ -70,12 +70,12 @@ enum MiBeaconObjects {
             guard value[0] <= 2 else { return [] }
             return [DecodedMeasurement(name: "opening", value: .bool(value[0] != 1), deviceClass: "opening")]
         case 0x1001:
+            // button index, a value, press type; press types above 2 mean different things per device model
             try require(3)
-            let button = Double(try reader.uintLE(2, "button"))
             let press = value[2]
             let event = press == 0 ? "press" : press == 1 ? "double_press" : press == 2 ? "long_press" : "event_\(press)"
             return [DecodedMeasurement(name: "button", value: .text(event)),
-                    DecodedMeasurement(name: "button_id", value: .number(button))]
+                    DecodedMeasurement(name: "button_id", value: .number(Double(value[0])))]
         case 0x4C01:
             try require(4)
             return [temperature(try finite(Float(bitPattern: try reader.uintLE(4, "temperature"))), factor: 1, round: 0.01)]

@@ -31,6 +31,14 @@ import Testing
         #expect(temperature.number("temperature") == 27.4)
     }
 
+    /// A version 2 frame without MAC carrying object 0x1001: button 1, long press.
+    @Test func buttonObject() throws {
+        let decoded = try decoder.decode(facts("4020aa01a3011003010002", address: "58:2D:34:3B:2E:BF"),
+                                         context: DecodingContext())
+        #expect(decoded.text("button") == "long_press")
+        #expect(decoded.number("button_id") == 1)
+    }
+
     @Test func aMACThatIsNotTheAdvertisersIsMalformed() {
         #expect(errorCode(decoder, facts("5020aa01a3bf2e3b342d580d1004b40095020a10013b", address: "58:2D:34:3B:2E:C0"))
             == .malformed)

@@ -157,6 +157,7 @@ import Testing
         #expect(probe.number("temperature") == 25.44)
         let frost = try InkbirdIBSTHDecoder().decode(facts("76fb00000010805908", name: "tps"), context: DecodingContext())
         #expect(frost.number("temperature") == -11.62)
+        #expect(frost.measurement(named: "humidity") == nil)
         let noHumidity = try InkbirdIBSTHDecoder().decode(facts("840affff00a6066008", name: "tps"),
                                                           context: DecodingContext())
         #expect(noHumidity.measurement(named: "humidity") == nil)
