@@ -86,6 +86,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // AES-CCM for encrypted advertisements: only AESCCM imports COpenSSL, and BridgeCore's decoders take it
+        // as an injected function, so BridgeCore stays free of C.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "AESCCM", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AESCCMTests",
+            dependencies: ["AESCCM", "BridgeCore", "BluetoothCore"],
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "gattway",
             dependencies: [

@@ -1,0 +1,197 @@
+import BluetoothCore
+
+/// One passive advertisement format: recognises its marker and decodes its payload into measurements.
+package protocol AdvertisementDecoder: Sendable {
+    /// The format this decoder reads.
+    var format: AdvertisementFormat { get }
+    /// Whether the advertisement carries this format's marker (service UUID, company id, name, length); reads no
+    /// field beyond what identifies the format.
+    func recognizes(_ facts: AdvertisementFacts) -> Bool
+    /// Decodes the advertisement.
+    /// - Throws: ``DecoderError`` only; `.notThisFormat` when ``recognizes(_:)`` is false.
+    func decode(_ facts: AdvertisementFacts, context: DecodingContext) throws(DecoderError) -> DecodedAdvertisement
+}
+
+/// A per-device AES-128 key for encrypted formats (BTHome, MiBeacon v4/v5). Its description never shows the key.
+package struct Bindkey: Sendable, Equatable, CustomStringConvertible {
+    package let bytes: [UInt8]
+
+    /// A key from 16 bytes; nil for any other length.
+    package init?(bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// A key from 32 hex digits; nil for anything else.
+    package init?(hex: String) {
+        guard let bytes = Hex.decode(Array(hex.utf8)) else { return nil }
+        self.init(bytes: bytes)
+    }
+
+    package var description: String { "Bindkey(redacted)" }
+}
+
+/// AES-CCM decryption as the decoders need it; BridgeCore has no cipher of its own, the composition root passes
+/// `AESCCM.open` from the AESCCM module.
+/// - Parameters: ciphertext, 16-byte key, nonce, authentication tag, additional authenticated data.
+/// - Returns: the plaintext; throws when the tag does not match.
+package typealias AESCCMOpening = @Sendable (
+    _ ciphertext: [UInt8], _ key: [UInt8], _ nonce: [UInt8], _ tag: [UInt8], _ additionalData: [UInt8]
+) throws -> [UInt8]
+
+/// What a decoder may need beyond the advertisement: the device's bindkey and the decryption to use it with.
+package struct DecodingContext: Sendable {
+    package var bindkey: Bindkey?
+    package var openAESCCM: AESCCMOpening?
+
+    /// A context; without a bindkey and decryption, encrypted packets are refused with `.missingKey`.
+    package init(bindkey: Bindkey? = nil, openAESCCM: AESCCMOpening? = nil) {
+        self.bindkey = bindkey
+        self.openAESCCM = openAESCCM
+    }
+
+    /// Decrypts with the bindkey, mapping every failure to a ``DecoderError``.
+    func open(
+        ciphertext: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8], format: String
+    ) throws(DecoderError) -> [UInt8] {
+        guard let bindkey, let openAESCCM else {
+            throw DecoderError(.missingKey, "\(format) payload is encrypted and no bindkey is configured")
+        }
+        let plaintext: [UInt8]
+        do {
+            plaintext = try openAESCCM(ciphertext, bindkey.bytes, nonce, tag, additionalData)
+        } catch {
+            // The cipher's own error says only that authentication failed; the code says it for counters.
+            throw DecoderError(.decryptionFailed, "\(format) payload did not authenticate: wrong bindkey or altered")
+        }
+        guard plaintext.count == ciphertext.count else {
+            throw DecoderError(.decryptionFailed, "\(format) decryption returned \(plaintext.count) bytes")
+        }
+        return plaintext
+    }
+}
+
+/// The passive formats Gattway decodes, by the name the configuration's `decoder:` option uses.
+package enum AdvertisementFormat: String, Sendable, CaseIterable {
+    case bthome
+    case mibeacon
+    case pvvx
+    case atc1441
+    case ruuviRAWv2 = "ruuvi_rawv2"
+    case goveeH5075 = "govee_h5075"
+    case switchBotMeter = "switchbot_meter"
+    case inkbirdIBSTH = "inkbird_ibs_th"
+    case iBeacon = "ibeacon"
+    case eddystone
+
+    /// The decoder for this format.
+    package var decoder: any AdvertisementDecoder {
+        switch self {
+        case .bthome: BTHomeDecoder()
+        case .mibeacon: MiBeaconDecoder()
+        case .pvvx: PVVXDecoder()
+        case .atc1441: ATC1441Decoder()
+        case .ruuviRAWv2: RuuviRAWv2Decoder()
+        case .goveeH5075: GoveeH5075Decoder()
+        case .switchBotMeter: SwitchBotMeterDecoder()
+        case .inkbirdIBSTH: InkbirdIBSTHDecoder()
+        case .iBeacon: IBeaconDecoder()
+        case .eddystone: EddystoneDecoder()
+        }
+    }
+}
+
+/// The configuration's `decoder:` choice for one device.
+package enum DecoderSelection: Sendable, Equatable {
+    /// The first format, in ``AdvertisementFormat`` order, whose marker the advertisement carries.
+    case auto
+    case format(AdvertisementFormat)
+    /// Advertisements stay raw.
+    case none
+
+    /// Parses `auto`, `none` or a format name; nil for anything else.
+    package init?(_ text: String) {
+        switch text {
+        case "auto": self = .auto
+        case "none": self = .none
+        default:
+            guard let format = AdvertisementFormat(rawValue: text) else { return nil }
+            self = .format(format)
+        }
+    }
+
+    /// Decodes the advertisement with the selected format.
+    /// - Returns: nil for `.none`, or under `.auto` when no format recognises the advertisement.
+    /// - Throws: the chosen decoder's ``DecoderError``.
+    package func decode(
+        _ facts: AdvertisementFacts, context: DecodingContext
+    ) throws(DecoderError) -> DecodedAdvertisement? {
+        switch self {
+        case .none:
+            return nil
+        case .format(let format):
+            return try format.decoder.decode(facts, context: context)
+        case .auto:
+            for format in AdvertisementFormat.allCases {
+                let decoder = format.decoder
+                if decoder.recognizes(facts) { return try decoder.decode(facts, context: context) }
+            }
+            return nil
+        }
+    }
+}
+
+/// Gives repeated measurement names a numeric suffix (`temperature`, `temperature_2`), as a packet may carry
+/// several values of one kind.
+struct MeasurementNamer {
+    private var seen: [String: Int] = [:]
+
+    mutating func name(_ base: String) -> String {
+        let count = (seen[base] ?? 0) + 1
+        seen[base] = count
+        return count == 1 ? base : "\(base)_\(count)"
+    }
+}
+
+extension AdvertisementFacts {
+    /// The payload under a 16-bit service UUID, refused when longer than an advertisement allows.
+    func boundedServiceData(uuid16: UInt16, format: String) throws(DecoderError) -> [UInt8] {
+        guard let data = serviceData(uuid16: uuid16) else {
+            throw DecoderError(.notThisFormat, "no \(format) service data (UUID 0x\(String(uuid16, radix: 16)))")
+        }
+        guard data.count <= Self.maximumPayloadLength else {
+            throw DecoderError(.tooLong, "\(format) service data is \(data.count) bytes")
+        }
+        return data
+    }
+
+    /// The manufacturer data of a company, refused when longer than an advertisement allows.
+    func boundedManufacturerData(companyID: UInt16, format: String) throws(DecoderError) -> [UInt8] {
+        guard let data = manufacturerData[companyID] else {
+            throw DecoderError(.notThisFormat, "no \(format) manufacturer data (company 0x\(String(companyID, radix: 16)))")
+        }
+        guard data.count <= Self.maximumPayloadLength else {
+            throw DecoderError(.tooLong, "\(format) manufacturer data is \(data.count) bytes")
+        }
+        return data
+    }
+}
+
+/// Rounds a scaled value to the precision its factor implies, so 2506 × 0.01 reads 25.06, not 25.060000000000002.
+func scaled(_ raw: Double, by factor: Double) -> Double {
+    guard factor != 1 else { return raw }
+    var decimals = 0.0
+    var step = factor
+    while step < 1, decimals < 9 {
+        step *= 10
+        decimals += 1
+    }
+    let power = pow10(Int(decimals) + 1)
+    return (raw * factor * power).rounded() / power
+}
+
+private func pow10(_ exponent: Int) -> Double {
+    var value = 1.0
+    for _ in 0..<max(exponent, 0) { value *= 10 }
+    return value
+}

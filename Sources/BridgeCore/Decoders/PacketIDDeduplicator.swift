@@ -1,0 +1,52 @@
+import BluetoothCore
+import OrderedCollections
+
+/// Tells a new packet from a repeat or a replay, per device, by its wrapping packet id.
+///
+/// Advertisers repeat each packet several times and proxies reorder them. A packet is new when its id is ahead of
+/// the last accepted one by less than `window` (modulo `modulus`, so 255 → 0 is ahead), or when the device has
+/// been silent for `resetAfter` (it may have restarted and counted again from zero). Bounded: at most `capacity`
+/// devices are remembered; the least recently accepted is forgotten first, so random addresses cannot grow it.
+package struct PacketIDDeduplicator: Sendable {
+    private struct Last: Sendable {
+        var id: UInt64
+        var at: ContinuousClock.Instant
+    }
+
+    private let modulus: UInt64
+    private let window: UInt64
+    private let resetAfter: Duration
+    private let capacity: Int
+    private var last: OrderedDictionary<BluetoothAddress, Last> = [:]
+
+    /// A deduplicator; BTHome's 8-bit packet id uses the defaults.
+    /// - Parameters:
+    ///   - modulus: how many distinct ids there are (256 for an 8-bit id).
+    ///   - window: how far ahead an id may be and still count as new.
+    ///   - resetAfter: silence after which any id is accepted.
+    ///   - capacity: the most devices remembered.
+    package init(modulus: UInt64 = 256, window: UInt64 = 64, resetAfter: Duration = .seconds(4), capacity: Int = 1024) {
+        self.modulus = max(modulus, 2)
+        self.window = min(max(window, 1), max(modulus, 2) - 1)
+        self.resetAfter = resetAfter
+        self.capacity = max(capacity, 1)
+    }
+
+    /// How many devices are remembered.
+    package var count: Int { last.count }
+
+    /// Whether `packetID` from `address` at `now` is new; a new id is remembered as the device's last.
+    package mutating func accept(
+        packetID: UInt32, from address: BluetoothAddress, at now: ContinuousClock.Instant
+    ) -> Bool {
+        let id = UInt64(packetID) % modulus
+        if let previous = last[address], previous.at.duration(to: now) < resetAfter {
+            let ahead = (id + modulus - previous.id) % modulus
+            guard ahead > 0, ahead < window else { return false }
+        }
+        last.removeValue(forKey: address)
+        if last.count >= capacity { last.removeFirst() }
+        last[address] = Last(id: id, at: now)
+        return true
+    }
+}
