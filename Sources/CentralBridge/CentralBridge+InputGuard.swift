@@ -28,11 +28,7 @@ extension CentralBridge {
             limit: limit, responseTopic: message.properties.responseTopic, rule: responseTopicRule)
         else { return true }
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", refusal.metricReason)]).increment()
-        let now = ContinuousClock.now - started
-        // Retained commands are logged once per topic: the same retained message returns on every reconnect.
-        let decision = refusal == .retained
-            ? retainedLog.report(message.topic, at: now)
-            : refusalLog.report(refusal.metricReason + " " + message.topic, at: now)
+        let decision = refusals.report(refusal, topic: message.topic, at: ContinuousClock.now - started)
         if case .log(let suppressed) = decision {
             logger.warning("mqtt.command.refused", metadata: [
                 "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
@@ -54,7 +50,7 @@ extension CentralBridge {
     /// Counts and logs (rate-limited) a command whose payload the codec or the envelope parser refused.
     func noteInvalidCommand(_ message: MQTTMessage, _ error: some Error) {
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", "invalid_payload")]).increment()
-        let decision = refusalLog.report("invalid " + message.topic, at: ContinuousClock.now - started)
+        let decision = refusals.report("invalid", topic: message.topic, at: ContinuousClock.now - started)
         if case .log(let suppressed) = decision {
             logger.notice("mqtt.command.invalid", metadata: [
                 "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",

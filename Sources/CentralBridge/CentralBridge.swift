@@ -44,9 +44,8 @@ package actor CentralBridge: Service {
     var requestsInFlight = 0
     var scansInFlight = 0
     var pairingInProgress = false
-    /// Rate limits for reports of refused input (see `admitCommand`).
-    var refusalLog = LogRateLimiter()
-    var retainedLog = LogRateLimiter(burst: 1, window: .seconds(1 << 40))
+    /// When refused input is logged (it is always counted).
+    var refusals = RefusalLog()
     let started = ContinuousClock.now
 
     let version: String

@@ -7,8 +7,7 @@ extension PeripheralBridge {
     /// Counts and logs (rate-limited) a source message whose value is not used; the characteristic keeps its value.
     func refuseSource(_ message: MQTTMessage, reason: String, channel: CharacteristicChannel?, _ why: String) {
         Counter(label: "gattway.peripheral.source_values_refused", dimensions: [("reason", reason)]).increment()
-        let key = reason + " " + message.topic
-        if case .log(let suppressed) = refusalLog.report(key, at: ContinuousClock.now - started) {
+        if case .log(let suppressed) = refusals.report(reason, topic: message.topic, at: ContinuousClock.now - started) {
             logger.notice("peripheral.source.refused", metadata: [
                 "topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
                 "characteristic": "\(channel?.name ?? "-")", "reason": "\(reason)", "error": "\(why)",
@@ -26,13 +25,11 @@ extension PeripheralBridge {
             limit: payloadLimits.request, responseTopic: message.properties.responseTopic, rule: responseTopicRule)
         else { return true }
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", refusal.metricReason)]).increment()
-        let now = ContinuousClock.now - started
-        let decision = refusal == .retained
-            ? retainedLog.report(message.topic, at: now)
-            : refusalLog.report(refusal.metricReason + " " + message.topic, at: now)
+        let decision = refusals.report(refusal, topic: message.topic, at: ContinuousClock.now - started)
         if case .log(let suppressed) = decision {
             logger.warning("mqtt.command.refused", metadata: [
-                "mqtt.topic": "\(message.topic)", "reason": "\(refusal.metricReason)", "error": "\(refusal)",
+                "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
+                "reason": "\(refusal.metricReason)", "error": "\(refusal)",
                 "suppressed_since_last": "\(suppressed)",
             ])
         }

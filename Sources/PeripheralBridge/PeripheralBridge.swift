@@ -33,8 +33,8 @@ package actor PeripheralBridge: Service {
     var advertisingWanted = true
     var advertisementRegistered = false
     /// Rate limits for reports of refused source values and requests.
-    var refusalLog = LogRateLimiter()
-    var retainedLog = LogRateLimiter(burst: 1, window: .seconds(1 << 40))
+    /// When refused input is logged (it is always counted).
+    var refusals = RefusalLog()
     let started = ContinuousClock.now
     let payloadLimits: MQTTSettings.PayloadLimits
     let responseTopicRule: ResponseTopicRule

@@ -2,19 +2,6 @@ import BluetoothCore
 import BridgeCore
 import Testing
 
-/// A small deterministic generator (SplitMix64), so a failing input can be reproduced from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random and mutated payloads in each format's slot: every decoder returns or throws its typed error, never
 /// traps; the refusal codes are the ones a hostile payload can cause.
 @Suite struct DecoderRandomInputTests {
@@ -50,7 +37,7 @@ struct SeededGenerator: RandomNumberGenerator {
     /// see hostile plaintext too.
     static func randomCipher(seed: UInt64) -> DecodingContext {
         DecodingContext(bindkey: Bindkey(bytes: [UInt8](repeating: 7, count: 16))) { ciphertext, _, _, _, _ in
-            var generator = SeededGenerator(seed: seed ^ UInt64(ciphertext.count))
+            var generator = SplitMix64(seed: seed ^ UInt64(ciphertext.count))
             return ciphertext.map { _ in UInt8.random(in: 0...255, using: &generator) }
         }
     }
@@ -59,7 +46,7 @@ struct SeededGenerator: RandomNumberGenerator {
     func randomAndMutatedPayloadsNeverTrap(slotIndex: Int) {
         let (format, slot, example) = Self.slots[slotIndex]
         let decoder = format.decoder
-        var generator = SeededGenerator(seed: 0x6A77_0000 + UInt64(slotIndex))
+        var generator = SplitMix64(seed: 0x6A77_0000 + UInt64(slotIndex))
         let valid = bytes(example)
         var decodedCount = 0
         var refusedCount = 0
@@ -95,7 +82,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     @Test func autoSelectionNeverTrapsOnRandomAdvertisements() {
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         let uuids: [UInt16] = [0xFCD2, 0xFE95, 0x181A, 0xFD3D, 0x0D00, 0xFEAA, 0x180F]
         let companies: [UInt16] = [0x0499, 0xEC88, 0x004C, 0x0A66, 0xFFFF]
         for _ in 0..<3000 {
