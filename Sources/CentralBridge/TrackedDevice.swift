@@ -19,6 +19,8 @@ struct TrackedDevice: Sendable {
     var online = false
     /// Notification sockets held while connected (AcquireNotify).
     var sockets: [NotificationSocket] = []
+    /// Notification sockets bluetoothd closed during this connection (see `CentralBridge.maxNotifyHangUps`).
+    var notifyHangUps = 0
     /// Commands waiting for their turn: one GATT operation at a time per device.
     var commands: Deque<PendingCommand> = []
     var commandWorkerRunning = false
