@@ -49,7 +49,7 @@ package struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
         guard digitCount > 0 else { return nil }
         if bytes.first != nil {
             bytes = bytes.dropFirst()
-            guard let parsed = Int(String(decoding: bytes, as: UTF8.self)), abs(parsed) <= 64 else { return nil }
+            guard let parsed = Int(String(decoding: bytes, as: UTF8.self)), (-64...64).contains(parsed) else { return nil }
             exponent += parsed
         }
         self.init(significand: negative ? -significand : significand, exponent: exponent)
