@@ -18,12 +18,16 @@ public func fuzzAdvert(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     if present & 0x10 != 0 { properties["Address"] = .variant(.string(reader.text())) }
     if present & 0x20 != 0 {
         var entries: [DBusDictEntry] = []
-        for _ in 0..<Int(reader.byte() % 8) { entries.append(DBusDictEntry(key: .uint16(reader.word()), value: .variant(.bytes(reader.field())))) }
+        for _ in 0..<Int(reader.byte() % 8) {
+            entries.append(DBusDictEntry(key: .uint16(reader.word()), value: .variant(.bytes(reader.field()))))
+        }
         properties["ManufacturerData"] = .variant(.dictionary(keySignature: "q", valueSignature: "v", entries))
     }
     if present & 0x40 != 0 {
         var entries: [DBusDictEntry] = []
-        for _ in 0..<Int(reader.byte() % 8) { entries.append(DBusDictEntry(key: .string(reader.text()), value: .variant(.bytes(reader.field())))) }
+        for _ in 0..<Int(reader.byte() % 8) {
+            entries.append(DBusDictEntry(key: .string(reader.text()), value: .variant(.bytes(reader.field()))))
+        }
         properties["ServiceData"] = .variant(.dictionary(keySignature: "s", valueSignature: "v", entries))
     }
     let state = BlueZDeviceState(path: "/org/bluez/hci0/dev_00_00_00_00_00_01", properties: properties)

@@ -130,8 +130,8 @@ private final class CounterBox: Sendable {
 }
 
 /// The read source, shared with its own handlers.
-/// @unchecked Sendable: `paused`, `peerHungUp` and `receiveBuffer` are only touched on the source's queue (the event handler, and `resume()`, which
-/// callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
+/// @unchecked Sendable: `paused`, `peerHungUp` and `receiveBuffer` are only touched on the source's queue (the event
+/// handler, and `resume()`, which callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
 /// is released, since libdispatch traps on releasing a suspended source.
 private final class ReadSourceHandle: @unchecked Sendable {
     private let source: any DispatchSourceRead

@@ -121,7 +121,9 @@ extension CentralBridge {
         _ path: String, route: CharacteristicRoute, characteristicPath: String, acquire: Bool
     ) async throws {
         guard let device = devices[path] else { return }
-        let names: Logger.Metadata = ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"]
+        let names: Logger.Metadata = [
+            "device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)",
+        ]
         if acquire {
             do {
                 let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristicPath)
@@ -130,7 +132,9 @@ extension CentralBridge {
                 let jobs = self.jobs
                 let socket = publisher.start(fd: fd.take(), mtu: mtu) { [weak self] in
                     guard let bridge = self else { return }
-                    jobs?.yield { await bridge.notifySocketHungUp(path, route: route, characteristicPath: characteristicPath) }
+                    jobs?.yield {
+                        await bridge.notifySocketHungUp(path, route: route, characteristicPath: characteristicPath)
+                    }
                 }
                 devices[path]?.sockets.append(socket)
                 // Values now arrive on the socket; a PropertiesChanged(Value) is then only a read's echo.

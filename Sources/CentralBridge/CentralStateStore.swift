@@ -60,7 +60,8 @@ final class CentralStateStore: Sendable {
             do {
                 let movedTo = try StateFile.moveAside(fileURL.path)
                 logger.warning(
-                    "state.corrupt", metadata: ["path": "\(fileURL.path)", "moved_to": "\(movedTo)", "error": "\(error)"])
+                    "state.corrupt",
+                    metadata: ["path": "\(fileURL.path)", "moved_to": "\(movedTo)", "error": "\(error)"])
             } catch let moveError {
                 logger.error(
                     "state.corrupt.unmovable",

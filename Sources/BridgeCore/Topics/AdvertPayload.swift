@@ -1,5 +1,5 @@
-/// The `<device>/advert` payload: `{"address":…,"rssi":…,"name":…,"tx_power":…,"manufacturer_data":{"76":"0215…"},
-/// "service_data":{"fcd2":"…"}}`.
+/// The `<device>/advert` payload: `{"address":…,"rssi":…,"name":…,"tx_power":…,
+/// "manufacturer_data":{"76":"0215…"},"service_data":{"fcd2":"…"}}`.
 ///
 /// Every field comes from the air: names are attacker-controlled text (the JSON writer escapes them), data are
 /// bytes of any length (published as hex).
@@ -39,7 +39,9 @@ package struct AdvertPayload: Sendable, Hashable {
         if !manufacturerData.isEmpty {
             writer.key("manufacturer_data")
             writer.beginObject()
-            for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) { writer.field(String(id), Hex.string(data)) }
+            for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+                writer.field(String(id), Hex.string(data))
+            }
             writer.endObject()
         }
         if !serviceData.isEmpty {
