@@ -130,10 +130,12 @@ extension CentralBridge {
                 let publisher = NotificationPublisher(route: route, mqtt: mqtt, store: store, metrics: metrics)
                 // The hang-up is seen on the MQTT client's queue; it reaches the bridge as a job of `run()`.
                 let jobs = self.jobs
+                let generation = device.socketGeneration
                 let socket = publisher.start(fd: fd.take(), mtu: mtu) { [weak self] in
                     guard let bridge = self else { return }
                     jobs?.yield {
-                        await bridge.notifySocketHungUp(path, route: route, characteristicPath: characteristicPath)
+                        await bridge.notifySocketHungUp(
+                            path, generation: generation, route: route, characteristicPath: characteristicPath)
                     }
                 }
                 devices[path]?.sockets.append(socket)
@@ -153,9 +155,13 @@ extension CentralBridge {
     /// bluetoothd closed a notification socket while Gattway still wanted it. While the device stays connected the
     /// subscription is taken again; a device whose sockets keep hanging up is moved to StartNotify, so that a
     /// misbehaving peer cannot make this a loop.
-    private func notifySocketHungUp(_ path: String, route: CharacteristicRoute, characteristicPath: String) async {
+    private func notifySocketHungUp(
+        _ path: String, generation: Int, route: CharacteristicRoute, characteristicPath: String
+    ) async {
         guard let device = devices[path] else { return }
         metrics.notifySocketHangUps.increment()
+        // A socket of an earlier connection (closed by the link loss, or replaced since) needs nothing more.
+        guard device.socketGeneration == generation else { return }
         devices[path]?.sockets.removeAll { $0.isClosed }
         guard device.online, tree.devices[path]?.connected ?? false, !shuttingDown else { return }
         let hangUps = (devices[path]?.notifyHangUps ?? 0) + 1
@@ -186,6 +192,7 @@ extension CentralBridge {
     }
 
     func closeSockets(_ path: String) {
+        devices[path]?.socketGeneration += 1
         guard let sockets = devices[path]?.sockets, !sockets.isEmpty else { return }
         for socket in sockets { socket.close() }
         devices[path]?.sockets = []

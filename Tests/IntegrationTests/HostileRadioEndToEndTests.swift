@@ -141,6 +141,8 @@ struct HostileRadioEndToEndTests {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
+            // The lock acquires its socket too: count from when both are subscribed.
+            try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             let before = try await world.control.counters()["calls.GattCharacteristic1.AcquireNotify"]?.uint64 ?? 0
             let closed = try await world.control.call("CloseNotifySocket", [.string(Self.strap), .string("2A37")])
             #expect(closed.first?.bool == true)
