@@ -150,6 +150,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CentralBridgeTests",
+            dependencies: ["CentralBridge", "BluetoothCore", "TestWorld", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PeripheralBridgeTests",
+            dependencies: ["PeripheralBridge", "TestWorld", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["TestWorld", "DBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings

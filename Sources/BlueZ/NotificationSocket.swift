@@ -23,10 +23,11 @@ package final class NotificationSocket: Sendable {
     }
 
     /// Starts reading `fd`, which the reader owns from now on and closes when the peer hangs up or on `close()`.
-    /// `onBatch` and `onClose` run on `queue`.
+    /// `onBatch` and `onClose` run on `queue`; `onClose` is told whether the peer hung up (true) or `close()` ended
+    /// the session (false).
     package init(
         fd: Int32, mtu: UInt16, queue: DispatchQueue, onBatch: @escaping @Sendable (Batch) -> Bool,
-        onClose: @escaping @Sendable () -> Void = {}
+        onClose: @escaping @Sendable (_ peerHungUp: Bool) -> Void = { _ in }
     ) {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         let handle = ReadSourceHandle(source, queue: queue, bufferSize: max(Int(mtu), 517) + 1)
@@ -43,8 +44,13 @@ package final class NotificationSocket: Sendable {
                     // One exact-size copy per notification: it becomes the MQTT payload.
                     batch.append(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
                 } else if count == 0 {
-                    hungUp = true
-                    break
+                    // SOCK_SEQPACKET returns 0 both for an empty datagram (an empty notification: a value like any
+                    // other) and at end of file. Only a peer that shut down can mean the latter.
+                    if Self.isEndOfFile(fd) {
+                        hungUp = true
+                        break
+                    }
+                    batch.append([])
                 } else {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
                     hungUp = true
@@ -58,11 +64,14 @@ package final class NotificationSocket: Sendable {
                     handle.pause()
                 }
             }
-            if hungUp { handle.cancel() }
+            if hungUp {
+                handle.peerHungUp = true
+                handle.cancel()
+            }
         }
         source.setCancelHandler {
             Glibc.close(fd)
-            onClose()
+            onClose(handle.peerHungUp)
         }
         source.activate()
     }
@@ -78,12 +87,32 @@ package final class NotificationSocket: Sendable {
             onBatch: { batch in
                 continuation.yield(batch)
                 return true
-            }, onClose: { continuation.finish() })
+            }, onClose: { _ in continuation.finish() })
         continuation.onTermination = { [socket] _ in socket.close() }
         return (socket, stream)
     }
 
+    /// After a 0-byte `recv`: true when the peer has hung up and nothing but the end of file is left to read.
+    ///
+    /// A datagram sent before the hang-up is still read first (the kernel keeps the queue), so with POLLHUP set the
+    /// 0 is the end of file unless bytes are still queued behind it. Empty datagrams queued right before a hang-up
+    /// cannot be told from the end of file and are lost with the link.
+    private static func isEndOfFile(_ fd: Int32) -> Bool {
+        // POLLRDHUP (Linux): Glibc's module exposes it only under _GNU_SOURCE.
+        let readHangUp: Int16 = 0x2000
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN) | readHangUp, revents: 0)
+        guard poll(&descriptor, 1, 0) >= 0 else { return true }
+        let hangUp = Int16(POLLHUP) | readHangUp | Int16(POLLERR) | Int16(POLLNVAL)
+        guard descriptor.revents & hangUp != 0 else { return false }
+        var queued: Int32 = 0
+        guard ioctl(fd, UInt(FIONREAD), &queued) == 0 else { return true }
+        return queued == 0
+    }
+
     package var currentCounters: Counters { counters.value.withLock { $0 } }
+
+    /// Whether the socket was closed (by `close()` or by the peer hanging up).
+    package var isClosed: Bool { source.isCancelled }
 
     /// Reading continues after `onBatch` returned false. Call it on the socket's queue.
     package func resume() {
@@ -101,13 +130,15 @@ private final class CounterBox: Sendable {
 }
 
 /// The read source, shared with its own handlers.
-/// @unchecked Sendable: `paused` and `receiveBuffer` are only touched on the source's queue (the event handler, and `resume()`, which
-/// callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
+/// @unchecked Sendable: `paused`, `peerHungUp` and `receiveBuffer` are only touched on the source's queue (the event
+/// handler, and `resume()`, which callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
 /// is released, since libdispatch traps on releasing a suspended source.
 private final class ReadSourceHandle: @unchecked Sendable {
     private let source: any DispatchSourceRead
     private let queue: DispatchQueue
     private var paused = false
+    /// Set by the event handler before it cancels the source, read by the cancel handler: both on the queue.
+    var peerHungUp = false
     /// Reused for every datagram; only the event handler (on the source's queue) touches it.
     let receiveBuffer: UnsafeMutableRawBufferPointer
 
@@ -116,6 +147,8 @@ private final class ReadSourceHandle: @unchecked Sendable {
         self.queue = queue
         receiveBuffer = .allocate(byteCount: bufferSize, alignment: 1)
     }
+
+    var isCancelled: Bool { source.isCancelled }
 
     func pause() {
         guard !paused else { return }

@@ -31,34 +31,13 @@ extension CentralBridge {
         advertChanged(path)
     }
 
-    /// `{"address":…,"rssi":…,"name":…,"tx_power":…,"manufacturer_data":{"76":"0215…"},"service_data":{"fcd2":"…"}}`.
-    /// Names are attacker-controlled bytes: the JSON writer escapes them.
+    /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
     static func advertPayload(_ state: BlueZDeviceState) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 160)
-        writer.beginObject()
-        if let address = state.address { writer.field("address", address.description) }
-        if let rssi = state.rssi { writer.field("rssi", Int(rssi)) }
-        if let name = state.name { writer.field("name", name) }
-        if let alias = state.alias, alias != state.name { writer.field("alias", alias) }
-        if let txPower = state.txPower { writer.field("tx_power", Int(txPower)) }
-        if !state.manufacturerData.isEmpty {
-            writer.key("manufacturer_data")
-            writer.beginObject()
-            for id in state.manufacturerData.keys.sorted() {
-                writer.field(String(id), Hex.string(state.manufacturerData[id]!))
-            }
-            writer.endObject()
-        }
-        if !state.serviceData.isEmpty {
-            writer.key("service_data")
-            writer.beginObject()
-            for uuid in state.serviceData.keys.sorted() {
-                writer.field(uuid, Hex.string(state.serviceData[uuid]!))
-            }
-            writer.endObject()
-        }
-        writer.endObject()
-        return writer.bytes
+        AdvertPayload(
+            address: state.address?.description, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
+            txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
+            serviceData: state.serviceData
+        ).json
     }
 
     /// `bridge/devices` changes at most once a second.

@@ -117,19 +117,73 @@ extension CentralBridge {
         // in place before the first StartNotify so that no early value is missed.
         values.setRoutes(
             Dictionary(resolved.map { ($0.characteristic.path, $0.route) }) { first, _ in first }, ofDevice: path)
+        devices[path]?.notifyHangUps = 0
         for (route, characteristic) in resolved where route.characteristic.notify && characteristic.canNotify {
+            try await subscribe(path, route: route, characteristicPath: characteristic.path, acquire: true)
+        }
+    }
+
+    /// AcquireNotify when `acquire` (a socket, no dbus-daemon hop per value), else or when refused StartNotify.
+    private func subscribe(
+        _ path: String, route: CharacteristicRoute, characteristicPath: String, acquire: Bool
+    ) async throws {
+        guard let device = devices[path] else { return }
+        let names: Logger.Metadata = [
+            "device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)",
+        ]
+        if acquire {
             do {
-                let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristic.path)
+                let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristicPath)
                 let publisher = NotificationPublisher(route: route, mqtt: mqtt, store: store, metrics: metrics)
-                devices[path]?.sockets.append(publisher.start(fd: fd.take(), mtu: mtu))
+                // The hang-up is seen on the MQTT client's queue; it reaches the bridge as a job of `run()`.
+                let jobs = self.jobs
+                let generation = device.socketGeneration
+                let socket = publisher.start(fd: fd.take(), mtu: mtu) { [weak self] in
+                    guard let bridge = self else { return }
+                    jobs?.yield {
+                        await bridge.notifySocketHungUp(
+                            path, generation: generation, route: route, characteristicPath: characteristicPath)
+                    }
+                }
+                devices[path]?.sockets.append(socket)
                 // Values now arrive on the socket; a PropertiesChanged(Value) is then only a read's echo.
-                logger.debug("device.notify.acquired", metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"])
+                logger.debug("device.notify.acquired", metadata: names)
+                return
             } catch {
-                logger.info(
-                    "device.notify.fallback",
-                    metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)", "error": "\(error)"])
-                try await retryingInProgress { try await self.bluez.startNotify(characteristic: characteristic.path) }
+                logger.info("device.notify.fallback", metadata: names.merging(["error": "\(error)"]) { $1 })
             }
+        }
+        try await retryingInProgress { try await self.bluez.startNotify(characteristic: characteristicPath) }
+    }
+
+    /// Sockets bluetoothd may close during one connection before StartNotify replaces AcquireNotify.
+    static let maxNotifyHangUps = 3
+
+    /// bluetoothd closed a notification socket while Gattway still wanted it. While the device stays connected the
+    /// subscription is taken again; a device whose sockets keep hanging up is moved to StartNotify, so that a
+    /// misbehaving peer cannot make this a loop.
+    private func notifySocketHungUp(
+        _ path: String, generation: Int, route: CharacteristicRoute, characteristicPath: String
+    ) async {
+        guard let device = devices[path] else { return }
+        metrics.notifySocketHangUps.increment()
+        // A socket of an earlier connection (closed by the link loss, or replaced since) needs nothing more.
+        guard device.socketGeneration == generation else { return }
+        devices[path]?.sockets.removeAll { $0.isClosed }
+        guard device.online, tree.devices[path]?.connected ?? false, !shuttingDown else { return }
+        let hangUps = (devices[path]?.notifyHangUps ?? 0) + 1
+        devices[path]?.notifyHangUps = hangUps
+        logger.info(
+            "device.notify.hung_up",
+            metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"])
+        do {
+            try await subscribe(
+                path, route: route, characteristicPath: characteristicPath, acquire: hangUps <= Self.maxNotifyHangUps)
+        } catch {
+            logger.info(
+                "device.notify.resubscribe_failed",
+                metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)",
+                           "error": "\(error)"])
         }
     }
 
@@ -165,6 +219,7 @@ extension CentralBridge {
     }
 
     func closeSockets(_ path: String) {
+        devices[path]?.socketGeneration += 1
         guard let sockets = devices[path]?.sockets, !sockets.isEmpty else { return }
         for socket in sockets { socket.close() }
         devices[path]?.sockets = []

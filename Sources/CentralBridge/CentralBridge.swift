@@ -239,13 +239,18 @@ package actor CentralBridge: Service {
 
     /// The device topic for a device matched to configured device `index`: the friendly name for the first (or the
     /// one remembered across restarts), `<name>_<address>` for further devices matching the same entry.
+    /// A configured name always wins; a remembered topic is used only when valid and free (`DeviceTopicAssignment`).
     private func deviceTopic(for index: Int, address: BluetoothAddress) -> String {
-        if let remembered = store.topic(of: address) { return remembered }
         let configured = configuration.devices[index]
-        let name = configured.topicName ?? address.topicName
-        if case .address = configured.selector { return name }
-        let taken = devices.values.contains { $0.topic == name } || store.isTopicTaken(name)
-        return taken ? "\(name)_\(address.topicName)" : name
+        let selectsByAddress = if case .address = configured.selector { true } else { false }
+        let assignment = DeviceTopicAssignment(configuredNames: Set(configuration.devices.compactMap(\.topicName)))
+        return assignment.topic(
+            configuredName: configured.topicName, selectsByAddress: selectsByAddress, addressName: address.topicName,
+            remembered: store.topic(of: address)
+        ) { topic in
+            devices.values.contains { $0.topic == topic && $0.address != address }
+                || store.isTopicTaken(topic, byOtherThan: address)
+        }
     }
 
     /// Subscribes to the device's `/set` and `/get` topics.

@@ -5,6 +5,7 @@ struct CentralMetrics: Sendable {
     let notifications = Counter(label: "gattway.central.notifications")
     let notificationsDropped = Counter(label: "gattway.central.notifications.dropped")
     let decodeFailures = Counter(label: "gattway.central.decode_failures")
+    let notifySocketHangUps = Counter(label: "gattway.central.notify_socket_hangups")
     let connects = Counter(label: "gattway.central.connects")
     let disconnects = Counter(label: "gattway.central.disconnects")
     let inProgressRetries = Counter(label: "gattway.central.inprogress_retries")

@@ -1,4 +1,5 @@
 import BluetoothCore
+import BridgeCore
 import Foundation
 import Logging
 import Synchronization
@@ -39,7 +40,15 @@ final class CentralStateStore: Sendable {
     func load() {
         guard let data = try? Data(contentsOf: fileURL) else { return }
         do {
-            let snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
+            var snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
+            let (_, dropped) = DeviceTopicAssignment.validatedRemembered(snapshot.devices.mapValues(\.topic))
+            for entry in dropped {
+                logger.warning(
+                    "state.topic.dropped",
+                    metadata: ["device.address": "\(entry.address)", "device.name": "\(entry.topic.debugDescription)",
+                               "reason": "\(entry.reason)"])
+                snapshot.devices[entry.address] = nil
+            }
             let values = snapshot.lastValues.compactMapValues { Data(base64Encoded: $0).map { [UInt8]($0) } }
             state.withLock {
                 $0.snapshot = snapshot
@@ -48,8 +57,16 @@ final class CentralStateStore: Sendable {
             logger.info("state.restored", metadata: ["devices": "\(snapshot.devices.count)", "path": "\(fileURL.path)"])
         } catch {
             // A damaged state file is set aside, not fatal: the bridge starts afresh.
-            logger.warning("state.unreadable", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])
-            try? FileManager.default.moveItem(at: fileURL, to: fileURL.appendingPathExtension("damaged"))
+            do {
+                let movedTo = try StateFile.moveAside(fileURL.path)
+                logger.warning(
+                    "state.corrupt",
+                    metadata: ["path": "\(fileURL.path)", "moved_to": "\(movedTo)", "error": "\(error)"])
+            } catch let moveError {
+                logger.error(
+                    "state.corrupt.unmovable",
+                    metadata: ["path": "\(fileURL.path)", "error": "\(error)", "move.error": "\(moveError)"])
+            }
         }
     }
 
@@ -57,13 +74,17 @@ final class CentralStateStore: Sendable {
         state.withLock { $0.snapshot.devices[address.description]?.topic }
     }
 
-    func isTopicTaken(_ topic: String) -> Bool {
-        state.withLock { $0.snapshot.devices.values.contains { $0.topic == topic } }
+    /// Whether a device other than `address` is remembered with `topic`.
+    func isTopicTaken(_ topic: String, byOtherThan address: BluetoothAddress) -> Bool {
+        state.withLock { $0.snapshot.devices.contains { $0.key != address.description && $0.value.topic == topic } }
     }
 
+    /// Remembers `topic` for `address`; another address remembered with the same topic is forgotten, so that the
+    /// file never gives two devices one topic.
     func remember(address: BluetoothAddress, topic: String) {
         state.withLock {
             guard $0.snapshot.devices[address.description]?.topic != topic else { return }
+            for (other, known) in $0.snapshot.devices where known.topic == topic { $0.snapshot.devices[other] = nil }
             $0.snapshot.devices[address.description, default: KnownDevice(topic: topic)].topic = topic
             $0.dirty = true
         }

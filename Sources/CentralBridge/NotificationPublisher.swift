@@ -32,10 +32,12 @@ final class NotificationPublisher: @unchecked Sendable {
         suppress = route.retain ? store.lastValue(of: route.valueTopic) : nil
     }
 
-    /// Starts reading `fd` (owned from now on) on the MQTT client's queue.
-    func start(fd: Int32, mtu: UInt16) -> NotificationSocket {
+    /// Starts reading `fd` (owned from now on) on the MQTT client's queue. `onHangUp` runs when bluetoothd closes
+    /// its end (not when Gattway closes the socket).
+    func start(fd: Int32, mtu: UInt16, onHangUp: @escaping @Sendable () -> Void) -> NotificationSocket {
         let socket = NotificationSocket(
-            fd: fd, mtu: mtu, queue: mqtt.queue, onBatch: { [self] batch in self.handle(batch) })
+            fd: fd, mtu: mtu, queue: mqtt.queue, onBatch: { [self] batch in self.handle(batch) },
+            onClose: { peerHungUp in if peerHungUp { onHangUp() } })
         self.socket = socket
         return socket
     }

@@ -19,6 +19,10 @@ struct TrackedDevice: Sendable {
     var online = false
     /// Notification sockets held while connected (AcquireNotify).
     var sockets: [NotificationSocket] = []
+    /// Notification sockets bluetoothd closed during this connection (see `CentralBridge.maxNotifyHangUps`).
+    var notifyHangUps = 0
+    /// Incremented whenever the sockets are closed, so that a hang-up reported for an earlier set is ignored.
+    var socketGeneration = 0
     /// Commands waiting for their turn: one GATT operation at a time per device.
     var commands: Deque<PendingCommand> = []
     var commandWorkerRunning = false

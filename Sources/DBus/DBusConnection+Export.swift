@@ -93,6 +93,10 @@ extension DBusConnection {
             path: Self.string(dbus_message_get_path(message)) ?? "/", interface: interface,
             member: Self.string(dbus_message_get_member(message)) ?? "",
             arguments: DBusMessageReader.arguments(of: message))
+        if let refusal = refusalOfCaller(call.sender) {
+            reply(to: message, with: .failure(refusal))
+            return DBUS_HANDLER_RESULT_HANDLED
+        }
         switch route(call) {
         case .reply(let values): reply(to: message, with: .success(values))
         case .failure(let error): reply(to: message, with: .failure(error))

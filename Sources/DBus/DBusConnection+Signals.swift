@@ -11,6 +11,8 @@ struct SignalSubscription {
 struct TrackedOwner {
     var owner: String?
     var users: Int
+    /// NameOwnerChanged signals seen so far: a GetNameOwner reply is stale when one arrived while it was awaited.
+    var changes = 0
 }
 
 extension DBusConnection {
@@ -92,7 +94,7 @@ extension DBusConnection {
     }
 
     /// Signals carry the sender's unique name, so a rule naming `org.bluez` needs to know who owns it now.
-    private func trackOwner(of name: String) async throws {
+    func trackOwner(of name: String) async throws {
         if trackedOwners[name] != nil {
             trackedOwners[name]!.users += 1
             return
@@ -100,8 +102,9 @@ extension DBusConnection {
         trackedOwners[name] = TrackedOwner(owner: nil, users: 1)
         _ = try await callBus("AddMatch", [.string(Self.ownerRule(name).ruleString)])
         let owner = try await getNameOwner(name)
-        // A NameOwnerChanged that arrived before the reply is older than it, so the reply wins.
-        if trackedOwners[name] != nil { trackedOwners[name]!.owner = owner }
+        // The reply resumes this task only after the signals dispatched with it, so a NameOwnerChanged handled
+        // meanwhile may be newer than the reply: then the signal's owner stands.
+        if let tracked = trackedOwners[name], tracked.changes == 0 { trackedOwners[name]!.owner = owner }
     }
 
     private func untrackOwner(of name: String) {
@@ -133,6 +136,7 @@ extension DBusConnection {
         {
             let newOwner = DBusMessageReader.arguments(of: message).last?.string
             trackedOwners[name]!.owner = (newOwner?.isEmpty ?? true) ? nil : newOwner
+            trackedOwners[name]!.changes += 1
         }
         var decoded: DBusSignal?
         func signal() -> DBusSignal {

@@ -27,9 +27,12 @@ package actor DBusConnection {
     var taps: [UInt64: SignalTap] = [:]
     var trackedOwners: [String: TrackedOwner] = [:]
     let droppedSignals = DBusCounter()
+    let refusedCalls = DBusCounter()
 
     var objects: [String: ExportedObject] = [:]
     var objectManagerRoots: Set<String> = []
+    /// When set, exported objects answer only the current owner of this well-known name.
+    var exportedObjectsCaller: String?
     /// Incoming calls whose async handler has not answered yet (each message is ref'd until then).
     var awaitingReplies: [UInt64: OpaquePointer] = [:]
     let disconnection = DBusDisconnection()
@@ -76,6 +79,10 @@ package actor DBusConnection {
 
     /// Signals dropped by all of this connection's streams because their buffers were full.
     package nonisolated var droppedSignalCount: Int { droppedSignals.value }
+
+    /// Calls to exported objects refused because the caller was not the one allowed (see
+    /// `restrictExportedObjects(toOwnerOf:)`).
+    package nonisolated var refusedCallCount: Int { refusedCalls.value }
 
     /// Closes the connection: pending calls fail with `Disconnected`, signal streams end, exports vanish.
     package func close() {

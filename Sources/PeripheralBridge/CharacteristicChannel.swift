@@ -108,6 +108,7 @@ final class CharacteristicChannel: Sendable {
             let counters = subscriber.counters
             state.retired.notifications += counters.notifications
             state.retired.indications += counters.indications
+            state.retired.truncated += counters.truncated
             return subscriber
         }
         removed?.close()
@@ -132,18 +133,21 @@ final class CharacteristicChannel: Sendable {
         var drops = 0
         var notifications = 0
         var indications = 0
+        var truncated = 0
         var subscribers = 0
     }
 
     var snapshot: Snapshot {
         state.withLock { state in
             var snapshot = Snapshot(drops: state.drops, notifications: state.retired.notifications,
-                                    indications: state.retired.indications, subscribers: state.subscribers.count)
+                                    indications: state.retired.indications, truncated: state.retired.truncated,
+                                    subscribers: state.subscribers.count)
             for subscriber in state.subscribers.values {
                 let counters = subscriber.counters
                 snapshot.queueDepth = max(snapshot.queueDepth, counters.queued)
                 snapshot.notifications += counters.notifications
                 snapshot.indications += counters.indications
+                snapshot.truncated += counters.truncated
             }
             return snapshot
         }

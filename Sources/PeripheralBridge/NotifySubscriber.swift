@@ -17,4 +17,6 @@ struct SubscriberCounters: Sendable {
     var queued = 0
     var notifications = 0
     var indications = 0
+    /// Values longer than what one notification carries (MTU−3, at most 512 bytes), sent cut to that length.
+    var truncated = 0
 }

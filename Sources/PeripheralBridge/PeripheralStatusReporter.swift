@@ -27,6 +27,7 @@ final class PeripheralStatusReporter: Sendable {
         let drops: Counter
         let notifications: Counter
         let indications: Counter
+        let truncated: Counter
 
         init(_ name: String) {
             let dimensions = [("characteristic", name)]
@@ -35,6 +36,7 @@ final class PeripheralStatusReporter: Sendable {
             drops = Counter(label: "gattway.peripheral.drops", dimensions: dimensions)
             notifications = Counter(label: "gattway.peripheral.notifications", dimensions: dimensions)
             indications = Counter(label: "gattway.peripheral.indications", dimensions: dimensions)
+            truncated = Counter(label: "gattway.peripheral.truncated", dimensions: dimensions)
         }
     }
 
@@ -67,6 +69,7 @@ final class PeripheralStatusReporter: Sendable {
                 metric.drops.increment(by: max(0, snapshot.drops - before.drops))
                 metric.notifications.increment(by: max(0, snapshot.notifications - before.notifications))
                 metric.indications.increment(by: max(0, snapshot.indications - before.indications))
+                metric.truncated.increment(by: max(0, snapshot.truncated - before.truncated))
             }
             state.reported = snapshots
             var writer = JSONWriter(reservingCapacity: 256)
@@ -83,6 +86,7 @@ final class PeripheralStatusReporter: Sendable {
                 writer.field("drops", snapshot.drops)
                 writer.field("notifications", snapshot.notifications)
                 writer.field("indications", snapshot.indications)
+                writer.field("truncated", snapshot.truncated)
                 writer.field("subscribers", snapshot.subscribers)
                 writer.endObject()
             }

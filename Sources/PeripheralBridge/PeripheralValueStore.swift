@@ -1,4 +1,5 @@
 import Foundation
+import BridgeCore
 import Logging
 import Synchronization
 
@@ -41,8 +42,16 @@ final class PeripheralValueStore: Sendable {
             logger.info("peripheral.values.restored", metadata: ["count": "\(values.count)", "path": "\(fileURL.path)"])
             return values
         } catch {
-            logger.warning("peripheral.values.unreadable", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])
-            try? FileManager.default.moveItem(at: fileURL, to: fileURL.appendingPathExtension("damaged"))
+            do {
+                let movedTo = try StateFile.moveAside(fileURL.path)
+                logger.warning(
+                    "peripheral.values.corrupt",
+                    metadata: ["path": "\(fileURL.path)", "moved_to": "\(movedTo)", "error": "\(error)"])
+            } catch let moveError {
+                logger.error(
+                    "peripheral.values.corrupt.unmovable",
+                    metadata: ["path": "\(fileURL.path)", "error": "\(error)", "move.error": "\(moveError)"])
+            }
             return [:]
         }
     }

@@ -35,12 +35,14 @@ final class SignalSubscriber: NotifySubscriber {
         Task { [weak self] in
             for await _ in stream {
                 while let self, let value = self.state.withLock({ $0.closed ? nil : $0.queue.first }) {
-                    // bluetoothd caps values at 512 bytes and cuts each one to the central's MTU−3 itself.
+                    // bluetoothd caps values at 512 bytes and cuts each one to the central's MTU−3 itself (that cut,
+                    // per central, is not seen here).
                     try? await export.emitValue(characteristic: characteristic, Array(value.prefix(512)))
                     if indicate { await self.waitForConfirmation() }
                     self.state.withLock { state in
                         if !state.queue.isEmpty { state.queue.removeFirst() }
                         if indicate { state.counters.indications += 1 } else { state.counters.notifications += 1 }
+                        if value.count > 512 { state.counters.truncated += 1 }
                     }
                     self.onRoom()
                 }

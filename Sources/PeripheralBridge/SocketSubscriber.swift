@@ -100,6 +100,7 @@ final class SocketSubscriber: NotifySubscriber {
                 return true
             }
             state.queue.removeFirst()
+            if length < value.count { state.counters.truncated += 1 }
             if indicate {
                 state.counters.indications += 1
                 state.awaitingConfirm = true

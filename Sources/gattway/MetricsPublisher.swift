@@ -46,6 +46,7 @@ struct MetricsPublisher: Service {
             Gauge(label: "gattway.mqtt.inbound_buffered", dimensions: dimensions).record(statistics.inboundBuffered)
         }
         Gauge(label: "gattway.dbus.signals_dropped").record(bus.droppedSignalCount)
+        Gauge(label: "gattway.dbus.calls_refused").record(bus.refusedCallCount)
         do {
             try await mqtt.publish(MQTTMessage(topic: topic, payload: factory.snapshotJSON(), qos: .atMostOnce))
         } catch {

@@ -19,29 +19,42 @@ struct PeripheralProtocolTests {
         return try #require(apps.first?["owner"] as? String)
     }
 
-    @Test func startNotifyEmitsValuesAsPropertiesChanged() async throws {
+    /// Only bluetoothd (the owner of org.bluez) may call what gattway exports: any other local client is refused
+    /// and learns nothing, while bluetoothd's own calls keep working.
+    @Test func aClientOtherThanBluetoothdIsRefused() async throws {
         try await withWorld { world in
             try await world.waitForApplication()
+            try await world.publish("test/tx", "secret", retain: true)
             let owner = try await applicationOwner(world)
-            let bus = try await DBusConnection.connect(
-                to: .address(world.simulator.busAddress), name: "test-bluetoothd", logger: Logger(label: "test"))
-            let signals = try await bus.signals(matching: DBusMatchRule(
-                sender: owner, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-            // Play bluetoothd: a central enabled notifications on an app without using AcquireNotify.
-            _ = try await bus.call(destination: owner, path: "/org/gattway/peripheral/service0/char0",
-                                   interface: "org.bluez.GattCharacteristic1", method: "StartNotify")
-            try await world.publish("test/tx", "via-signal")
-            let value = try await withDeadline(.seconds(20), "a PropertiesChanged signal with a Value") {
-                for await signal in signals {
-                    let changed = signal.arguments.dropFirst().first?.stringKeyedDictionary
-                    if let bytes = changed?["Value"]?.variantValue.bytes { return bytes }
+            let stranger = try await DBusConnection.connect(
+                to: .address(world.simulator.busAddress), name: "test-stranger", logger: Logger(label: "test"))
+            let calls: [(path: String, interface: String, method: String, arguments: [DBusValue])] = [
+                ("/org/gattway/peripheral/service0/char0", "org.bluez.GattCharacteristic1", "ReadValue",
+                 [.stringVariantDictionary([:])]),
+                ("/org/gattway/peripheral/service0/char0", "org.bluez.GattCharacteristic1", "StartNotify", []),
+                ("/org/gattway/peripheral", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", []),
+                ("/org/gattway/peripheral/service0/char0", "org.freedesktop.DBus.Properties", "GetAll",
+                 [.string("org.bluez.GattCharacteristic1")]),
+            ]
+            for call in calls {
+                let error = await #expect(throws: DBusError.self, "\(call.method)") {
+                    _ = try await stranger.call(
+                        destination: owner, path: call.path, interface: call.interface, method: call.method,
+                        arguments: call.arguments, timeout: .seconds(10))
                 }
-                return []
+                #expect(error?.name == DBusError.accessDenied, "\(call.method)")
             }
-            #expect(value == Array("via-signal".utf8))
-            _ = try await bus.call(destination: owner, path: "/org/gattway/peripheral/service0/char0",
-                                   interface: "org.bluez.GattCharacteristic1", method: "StopNotify")
-            await bus.close()
+            await stranger.close()
+            // bluetoothd itself still reads the value for a central.
+            try await world.connectCentral()
+            let deadline = ContinuousClock.now + .seconds(20)
+            var value: [UInt8] = []
+            while ContinuousClock.now < deadline && value != Array("secret".utf8) {
+                value = try await world.centralCall(
+                    "ReadLongValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx)]).last?.bytes ?? []
+                if value != Array("secret".utf8) { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(value == Array("secret".utf8))
         }
     }
 
@@ -62,8 +75,13 @@ struct PeripheralProtocolTests {
             try await world.control.waitForCounter("server.notify_acquired", atLeast: 1)
             try await world.publish("test/tx", long)
             let received = try await world.waitForReceived(count: 1)
-            // MTU 64 in PeripheralWorld: a notification carries at most 61 bytes.
+            // MTU 64 in PeripheralWorld: a notification carries at most 61 bytes, and each cut is counted.
             #expect(received == [Array(long.utf8.prefix(61))])
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") { payload in
+                let json = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]
+                let tx = (json?["characteristics"] as? [String: Any])?["tx"] as? [String: Any]
+                return ((tx?["truncated"] as? NSNumber)?.intValue ?? 0) >= 1
+            }
         }
     }
 

@@ -34,6 +34,8 @@ package final class GATTApplicationExport: Sendable {
 
     /// Exports every object. Call once, before the first ``register(adapterPath:)``.
     package func export() async throws {
+        // Only bluetoothd may call what Gattway exports: any other local process is refused.
+        try await connection.restrictExportedObjects(toOwnerOf: BlueZName.service)
         try await connection.addObjectManager(at: root)
         var id = 0
         for (serviceIndex, service) in application.services.enumerated() {

@@ -48,6 +48,8 @@ package final class LEAdvertisementExport: Sendable {
     }
 
     package func export() async throws {
+        // Only bluetoothd may call what Gattway exports: any other local process is refused.
+        try await connection.restrictExportedObjects(toOwnerOf: BlueZName.service)
         var properties = [
             DBusProperty(name: "Type", signature: "s", source: .stored(.string("peripheral"))),
             DBusProperty(name: "Discoverable", signature: "b", source: .stored(.bool(content.discoverable))),

@@ -123,6 +123,16 @@ class Control(Interface):
         _, char = self._char(address, uuid)
         return char.notify_now(bytes(value))
 
+    @method("ss", "b")
+    def CloseNotifySocket(self, msg: Message, address: str, uuid: str):
+        """bluetoothd closes the AcquireNotify socket while the link stays up: the application sees a hang-up."""
+        _, char = self._char(address, uuid)
+        sock = char.remote.notify_sock if char.remote is not None else None
+        if sock is None:
+            return False
+        sock.close()
+        return True
+
     @method("ssdus", "")
     def StartNotifying(self, msg: Message, address: str, uuid: str, rate_hz: float, count: int, pattern: str):
         _, char = self._char(address, uuid)

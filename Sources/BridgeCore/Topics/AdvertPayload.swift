@@ -1,0 +1,56 @@
+/// The `<device>/advert` payload: `{"address":…,"rssi":…,"name":…,"tx_power":…,
+/// "manufacturer_data":{"76":"0215…"},"service_data":{"fcd2":"…"}}`.
+///
+/// Every field comes from the air: names are attacker-controlled text (the JSON writer escapes them), data are
+/// bytes of any length (published as hex).
+///
+/// - SeeAlso: `schemas/mqtt/advert.schema.json`.
+package struct AdvertPayload: Sendable, Hashable {
+    package var address: String?
+    package var rssi: Int?
+    package var name: String?
+    package var alias: String?
+    package var txPower: Int?
+    package var manufacturerData: [UInt16: [UInt8]]
+    package var serviceData: [String: [UInt8]]
+
+    package init(
+        address: String?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
+        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
+    ) {
+        self.address = address
+        self.rssi = rssi
+        self.name = name
+        self.alias = alias
+        self.txPower = txPower
+        self.manufacturerData = manufacturerData
+        self.serviceData = serviceData
+    }
+
+    /// The JSON text; keys of the data objects are sorted, so an unchanged advert gives the same bytes.
+    package var json: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 160)
+        writer.beginObject()
+        if let address { writer.field("address", address) }
+        if let rssi { writer.field("rssi", rssi) }
+        if let name { writer.field("name", name) }
+        if let alias, alias != name { writer.field("alias", alias) }
+        if let txPower { writer.field("tx_power", txPower) }
+        if !manufacturerData.isEmpty {
+            writer.key("manufacturer_data")
+            writer.beginObject()
+            for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+                writer.field(String(id), Hex.string(data))
+            }
+            writer.endObject()
+        }
+        if !serviceData.isEmpty {
+            writer.key("service_data")
+            writer.beginObject()
+            for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) { writer.field(uuid, Hex.string(data)) }
+            writer.endObject()
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+}

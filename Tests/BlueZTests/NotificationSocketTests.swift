@@ -1,0 +1,86 @@
+import BlueZ
+import Dispatch
+import Glibc
+import Testing
+
+/// NotificationSocket against a real SOCK_SEQPACKET socketpair, made the way bluetoothd makes AcquireNotify's.
+@Suite(.timeLimit(.minutes(1)))
+struct NotificationSocketTests {
+    /// The two ends: `ours` plays bluetoothd, `theirs` is handed to the reader.
+    private static func socketPair() throws -> (ours: Int32, theirs: Int32) {
+        var fds: [Int32] = [-1, -1]
+        let result = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds)
+        try #require(result == 0, "socketpair: errno \(errno)")
+        return (fds[0], fds[1])
+    }
+
+    private static func send(_ fd: Int32, _ value: [UInt8]) throws {
+        let sent = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        try #require(sent == value.count, "send: errno \(errno)")
+    }
+
+    @Test func anEmptyDatagramIsAValueAndReadingContinues() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        defer { close(ours) }
+        let (socket, batches) = NotificationSocket.streaming(fd: theirs, mtu: 23)
+        defer { socket.close() }
+        var iterator = batches.makeAsyncIterator()
+        try Self.send(ours, [])
+        let first = try #require(await iterator.next())
+        #expect(first == [[]])
+        try Self.send(ours, [0x01, 0x02])
+        let second = try #require(await iterator.next())
+        #expect(second == [[0x01, 0x02]])
+        #expect(socket.currentCounters.received == 2)
+    }
+
+    @Test func anEmptyDatagramBetweenValuesKeepsItsPlace() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        defer { close(ours) }
+        // Queued before the reader starts, so that one readable event sees all three.
+        try Self.send(ours, [0x0A])
+        try Self.send(ours, [])
+        try Self.send(ours, [0x0B])
+        let (socket, batches) = NotificationSocket.streaming(fd: theirs, mtu: 23)
+        defer { socket.close() }
+        var received: [[UInt8]] = []
+        for await batch in batches {
+            received += batch
+            if received.count >= 3 { break }
+        }
+        #expect(received == [[0x0A], [], [0x0B]])
+    }
+
+    @Test func thePeerHangingUpEndsTheStreamAndCallsOnClose() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        let closed = AsyncStream<Bool>.makeStream()
+        let socket = NotificationSocket(
+            fd: theirs, mtu: 23, queue: DispatchQueue(label: "test.notify"), onBatch: { _ in true },
+            onClose: { hungUp in
+                closed.continuation.yield(hungUp)
+                closed.continuation.finish()
+            })
+        try Self.send(ours, [0x01])
+        close(ours)
+        var events = closed.stream.makeAsyncIterator()
+        let hungUp = try #require(await events.next())
+        #expect(hungUp, "a hang-up by the peer is reported as one")
+        _ = socket
+    }
+
+    @Test func closingOurEndIsNotReportedAsAHangUp() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        defer { close(ours) }
+        let closed = AsyncStream<Bool>.makeStream()
+        let socket = NotificationSocket(
+            fd: theirs, mtu: 23, queue: DispatchQueue(label: "test.notify"), onBatch: { _ in true },
+            onClose: { hungUp in
+                closed.continuation.yield(hungUp)
+                closed.continuation.finish()
+            })
+        socket.close()
+        var events = closed.stream.makeAsyncIterator()
+        let hungUp = try #require(await events.next())
+        #expect(!hungUp)
+    }
+}
