@@ -33,7 +33,8 @@ struct ReadmePromisesCorrelationEndToEndTests {
     @Test func bridgeResponseReachesTheResponseTopicWithItsCorrelationData() async throws {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
         try await world.run { world in
-            try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
+            // The lock is tracked once its advert is published: the devices list then names it.
+            try await world.observer.waitForMessage(on: "gattway/lock/advert")
             let replies = try await MQTTPropertyObserver(.init(port: world.broker.port), filters: ["client/replies/#"])
             try await replies.publish(
                 "gattway/bridge/request/devices", #"{"transaction":"d"}"#,
