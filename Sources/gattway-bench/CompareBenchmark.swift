@@ -11,7 +11,9 @@ struct CompareBenchmark: AsyncParsableCommand {
         commandName: "compare",
         abstract: "CPU per notification, memory, loss and latency of a C relay, Gattway and a bleak script, side by side.")
 
-    @Option(help: "Seconds per notification phase.") var duration: Double = 5
+    @Option(help: "Seconds per notification phase at least.") var duration: Double = 5
+    @Option(help: "Notifications per phase at least (a phase at a low rate runs longer): CPU time is counted in clock ticks of 10 ms, so a figure needs thousands of values.")
+    var minimumNotifications: Int = 5000
     @Option(help: "Notification rates (per second, comma-separated) of device fh0.") var rates: String = "200,1000,5000"
     @Option(help: "Relays to run (comma-separated: c,gattway,bleak); the ratio column needs c.")
     var relays: String = "c,gattway,bleak"
@@ -24,6 +26,7 @@ struct CompareBenchmark: AsyncParsableCommand {
 
     func validate() throws {
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
+        guard minimumNotifications >= 0 else { throw ValidationError("--minimum-notifications must not be negative") }
         _ = try pacedRates()
         _ = try selectedRelays()
         _ = try selectedPaths()
@@ -56,13 +59,17 @@ struct CompareBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let located = try BenchLocations.find(gattway: gattway, simulator: simulator)
+        // The release binary when it is built, whichever build this program is; else the one next to it.
+        var chosen = gattway
+        if chosen == nil, let root = BenchLocations.packageRoot(),
+            FileManager.default.isExecutableFile(atPath: root + "/.build/release/gattway")
+        {
+            chosen = root + "/.build/release/gattway"
+        }
+        let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
         let packageRoot = (((located.simulator as NSString).deletingLastPathComponent as NSString)
             .deletingLastPathComponent as NSString).deletingLastPathComponent
-        var gattwayPath = located.gattway
-        if gattway == nil, FileManager.default.isExecutableFile(atPath: packageRoot + "/.build/release/gattway") {
-            gattwayPath = packageRoot + "/.build/release/gattway"
-        }
+        let gattwayPath = located.gattway
         let build = gattwayPath.contains("/release/") ? "release" : (gattwayPath.contains("/debug/") ? "debug" : "unknown")
         progress("… gattway under test: \(gattwayPath) (\(build) build)")
         let paths = BenchPaths(gattway: gattwayPath, simulator: located.simulator, scenario: located.scenario)
@@ -72,7 +79,9 @@ struct CompareBenchmark: AsyncParsableCommand {
         var rows: [CompareRow] = []
         var compileCommand = ""
         do {
-            let runner = CompareRelayRunner(stage: stage, paths: paths, packageRoot: packageRoot, duration: duration)
+            let runner = CompareRelayRunner(
+                stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
+                minimumNotifications: minimumNotifications)
             for kind in try selectedRelays() {
                 if kind == .c { compileCommand = try runner.compileCRelay() }
                 for path in try selectedPaths() {
@@ -85,7 +94,9 @@ struct CompareBenchmark: AsyncParsableCommand {
             throw error
         }
         await stage.stop()
-        CompareReport(rows: rows, duration: duration, gattwayBinary: "\(gattwayPath) (\(build) build)",
+        CompareReport(
+            rows: rows, duration: duration, minimumNotifications: minimumNotifications,
+            gattwayBinary: "\(gattwayPath) (\(build) build)",
             compileCommand: compileCommand).print()
     }
 }

@@ -7,6 +7,7 @@ struct CompareRelayRunner {
     let paths: BenchPaths
     let packageRoot: String
     let duration: Double
+    let minimumNotifications: Int
 
     private var relayBinary: String { stage.directory + "/relay" }
     private var brokerArguments: [String] { ["127.0.0.1", "\(stage.port)", CompareStage.topic] }
@@ -41,8 +42,9 @@ struct CompareRelayRunner {
         do {
             try await stage.waitUntilSubscribed(relay, timeout: .seconds(90))
             try await confirmPath(path, before: before, world: world, label: label)
-            let phases = BenchPhaseRunner(world: world, path: path, duration: .seconds(duration))
             for rate in rates {
+                let seconds = max(duration, Double(minimumNotifications) / rate)
+                let phases = BenchPhaseRunner(world: world, path: path, duration: .milliseconds(Int(seconds * 1000)))
                 let phase = try await phases.run(label: "\(Int(rate))/s", rate: rate)
                 let row = CompareRow(relay: kind, phase: phase, memory: CompareMemory(pid: relay.pid))
                 progress("… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))")
@@ -71,17 +73,17 @@ struct CompareRelayRunner {
             return relay
         case .bleak:
             // Like a user's script, it finds and connects the device itself.
-            try await stage.disconnect()
+            try await stage.forgetDevice()
             let python = (paths.simulator as NSString).deletingLastPathComponent + "/.venv/bin/python"
             let script = packageRoot + "/Benchmarks/relay/bleak_relay.py"
             let mode = path == .startNotify ? "start" : "acquire"
             let relay = try BenchProcess(
-                python, [script, mode, CompareStage.address, BenchWorld.notifyUUID] + brokerArguments,
+                python, [script, mode, "hci0", CompareStage.address, BenchWorld.notifyUUID] + brokerArguments,
                 environment: environment, logPath: log)
             _ = try await relay.waitForLine(prefix: "relay: ready", timeout: .seconds(90))
             return relay
         case .gattway:
-            try await stage.disconnect()
+            try await stage.forgetDevice()
             if path == .startNotify {
                 // Gattway prefers AcquireNotify; refused, it falls back to StartNotify.
                 try await stage.simulatorCall("InjectError", [

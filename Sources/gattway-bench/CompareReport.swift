@@ -5,12 +5,13 @@ import Foundation
 struct CompareReport {
     let rows: [CompareRow]
     let duration: Double
+    let minimumNotifications: Int
     let gattwayBinary: String
     let compileCommand: String
 
     func print() {
         Swift.print("")
-        Swift.print("Relays side by side: one device (fh0) notifying 12-byte seq+timestamp values, \(Int(duration)) s per phase, MQTT QoS 0, one run, one simulator world")
+        Swift.print("Relays side by side: one device (fh0) notifying 12-byte seq+timestamp values, each phase max(\(Int(duration)) s, \(minimumNotifications) values), MQTT QoS 0, one run, one simulator world")
         Swift.print("gattway: \(gattwayBinary)")
         if !compileCommand.isEmpty { Swift.print("C relay: Benchmarks/relay/relay.c, built with: \(compileCommand)") }
         Swift.print("bleak+paho: Benchmarks/relay/bleak_relay.py in Tests/BlueZSimulator/.venv (bleak and paho-mqtt from its requirements)")

@@ -112,11 +112,12 @@ final class CompareStage: Sendable {
         }
     }
 
-    /// Disconnects fh0 as its own host would (a relay that connects by itself then starts from scratch).
-    func disconnect() async throws {
+    /// Removes fh0 from BlueZ (disconnecting it), so a relay that finds and connects the device by itself starts
+    /// from scratch: bleak's scanner only reports a device it sees appear or change while it scans.
+    func forgetDevice() async throws {
         let devicePath = "/org/bluez/hci0/dev_" + Self.address.replacingOccurrences(of: ":", with: "_")
         guard try await managedObjects()[devicePath] != nil else { return }
-        try await bluez(devicePath, "org.bluez.Device1", "Disconnect")
+        try await bluez("/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(devicePath)])
     }
 
     /// Waits until the simulator reports fh0's characteristic subscribed (StartNotify session or acquired socket).
