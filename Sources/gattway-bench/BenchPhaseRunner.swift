@@ -1,7 +1,7 @@
 /// Runs one notification phase: all devices notify at a total rate for a while, then stop; the phase ends when
 /// every value the simulator sent has arrived or nothing more arrives.
 struct BenchPhaseRunner {
-    let world: BenchWorld
+    let world: any BenchPhaseWorld
     let path: SubscriptionPath
     let duration: Duration
 
@@ -11,7 +11,7 @@ struct BenchPhaseRunner {
     static let drainLimit = Duration.seconds(60)
 
     func run(label: String, rate: Double) async throws -> NotificationPhaseResult {
-        let pids = (gattway: world.gattway.pid, broker: world.broker.pid, simulator: world.simulator.pid)
+        let pids = (relay: world.relay.pid, broker: world.broker.pid, simulator: world.simulator.pid)
         let before = try await world.counters()
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         world.subscriber.beginPhase(devices: world.devices, expected: min(2_000_000, Int(rate * seconds * 1.2)))
@@ -33,7 +33,7 @@ struct BenchPhaseRunner {
         let end = BenchPercentiles.milliseconds(Array(tally.latencies.suffix(max(1, tally.received / 20))), [0.5])
         let emitSpan = Double(tally.lastStamp &- tally.firstStamp) / 1e9
         let receiveSpan = Double(tally.lastReceive &- tally.firstReceive) / 1e9
-        let gattwayCPU = cpuAfter.gattway - cpuBefore.gattway
+        let relayCPU = cpuAfter.relay - cpuBefore.relay
         return NotificationPhaseResult(
             path: path, label: label, requestedRate: rate, sent: sent, simulatorDropped: dropped,
             received: tally.received, gaps: tally.gaps, outOfOrder: tally.outOfOrder, malformed: tally.malformed,
@@ -41,14 +41,14 @@ struct BenchPhaseRunner {
             deliveredRate: receiveSpan > 0 ? Double(tally.received) / receiveSpan : 0,
             latencyP50: quantiles[0], latencyP99: quantiles[1], latencyMax: quantiles[2],
             latencyP99AfterWarmUp: afterWarmUp[0], latencyAtEnd: end[0],
-            gattwayMicrosPerValue: tally.received > 0 ? gattwayCPU * 1e6 / Double(tally.received) : .nan,
-            gattwayCores: gattwayCPU / wallSeconds,
+            relayMicrosPerValue: tally.received > 0 ? relayCPU * 1e6 / Double(tally.received) : .nan,
+            relayCores: relayCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds)
     }
 
-    private func cpu(_ pids: (gattway: Int32, broker: Int32, simulator: Int32)) -> (gattway: Double, broker: Double, simulator: Double) {
-        (BenchProcStats.cpuSeconds(pid: pids.gattway) ?? .nan, BenchProcStats.cpuSeconds(pid: pids.broker) ?? .nan,
+    private func cpu(_ pids: (relay: Int32, broker: Int32, simulator: Int32)) -> (relay: Double, broker: Double, simulator: Double) {
+        (BenchProcStats.cpuSeconds(pid: pids.relay) ?? .nan, BenchProcStats.cpuSeconds(pid: pids.broker) ?? .nan,
          BenchProcStats.cpuSeconds(pid: pids.simulator) ?? .nan)
     }
 
@@ -71,8 +71,21 @@ struct BenchPhaseRunner {
             } else if ContinuousClock.now - lastProgress > Self.drainIdle {
                 return
             }
-            guard world.gattway.isRunning else { throw BenchError("gattway exited: \(world.gattway.logTail())") }
+            guard world.relay.isRunning else { throw BenchError("\(world.relay.name) exited: \(world.relay.logTail())") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
+}
+
+/// What a notification phase needs of its world: the relaying process under test (whose CPU is counted), the
+/// broker and simulator (their shares are reported), the subscriber that tallies values, and the simulator's
+/// rate control and counters.
+protocol BenchPhaseWorld: Sendable {
+    var devices: Int { get }
+    var relay: BenchProcess { get }
+    var broker: BenchProcess { get }
+    var simulator: BenchProcess { get }
+    var subscriber: BenchSubscriber { get }
+    func counters() async throws -> [String: Int]
+    func setRate(total: Double) async throws
 }

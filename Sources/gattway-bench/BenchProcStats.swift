@@ -26,6 +26,18 @@ enum BenchProcStats {
         return nil
     }
 
+    /// `kB` fields of /proc/PID/smaps_rollup (e.g. "Pss", "Pss_Anon", "Pss_File") in bytes, by field name.
+    static func smapsRollupBytes(pid: Int32) -> [String: Int] {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return [:] }
+        var fields: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard parts.count == 3, parts[2] == "kB", parts[0].hasSuffix(":"), let kilobytes = Int(parts[1]) else { continue }
+            fields[String(parts[0].dropLast())] = kilobytes * 1024
+        }
+        return fields
+    }
+
     /// CLOCK_MONOTONIC in nanoseconds: the clock of the simulator's seq-timestamp pattern.
     static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()

@@ -25,12 +25,12 @@ struct BenchReport {
                     "\(max(0, phase.sent - phase.received))", "\(phase.outOfOrder)", "\(phase.simulatorDropped)",
                     fixed(phase.latencyP50), fixed(phase.latencyP99), fixed(phase.latencyP99AfterWarmUp),
                     fixed(phase.latencyAtEnd), fixed(phase.latencyMax), phase.sustained ? "yes" : (phase.lossless ? "backlog" : "loss"),
-                    fixed(phase.gattwayMicrosPerValue, 1), percent(phase.gattwayCores), percent(phase.brokerCores),
+                    fixed(phase.relayMicrosPerValue, 1), percent(phase.relayCores), percent(phase.brokerCores),
                     percent(phase.simulatorCores),
                 ])
             }
         }
-        printTable(header, rows)
+        Self.printTable(header, rows)
         Swift.print("lost = sent − received; late = values older than one already received; sim drop = the simulator's")
         Swift.print("socket was full (bluetoothd drops then too); p99 >0.5s = p99 without the first 0.5 s; end ms = median")
         Swift.print("latency of the last 5 % (a growing backlog); ok = lossless, in order and end ms < 50 (sustained);")
@@ -59,7 +59,7 @@ struct BenchReport {
                     socket ? "83,700/s (4b)" : "30,300/s (4a)",
                 ])
                 rows.append([
-                    run.path.rawValue, "CPU per notification at saturation", fixed(best.gattwayMicrosPerValue, 1) + " µs",
+                    run.path.rawValue, "CPU per notification at saturation", fixed(best.relayMicrosPerValue, 1) + " µs",
                     socket ? "3.1 µs (relay, 4b)" : "11.7 µs (relay, 4a)",
                 ])
             }
@@ -74,12 +74,12 @@ struct BenchReport {
                 }
                 rows.append([
                     run.path.rawValue, "latency and CPU at \(phase.label)",
-                    "p50 \(fixed(phase.latencyP50)), p99 \(fixed(phase.latencyP99)) (\(fixed(phase.latencyP99AfterWarmUp)) after 0.5 s) ms; \(fixed(phase.gattwayMicrosPerValue, 1)) µs/notif",
+                    "p50 \(fixed(phase.latencyP50)), p99 \(fixed(phase.latencyP99)) (\(fixed(phase.latencyP99AfterWarmUp)) after 0.5 s) ms; \(fixed(phase.relayMicrosPerValue, 1)) µs/notif",
                     ceiling,
                 ])
             }
         }
-        printTable(["path", "figure", "Gattway", "C relay ceiling"], rows)
+        Self.printTable(["path", "figure", "Gattway", "C relay ceiling"], rows)
     }
 
     private func format(_ value: Double) -> String {
@@ -100,7 +100,7 @@ struct BenchReport {
 
     private func percent(_ value: Double) -> String { value.isFinite ? String(format: "%.0f%%", value * 100) : "-" }
 
-    private func printTable(_ header: [String], _ rows: [[String]]) {
+    static func printTable(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {

@@ -21,10 +21,10 @@ struct NotificationPhaseResult: Sendable {
     let latencyP99AfterWarmUp: Double
     /// Median latency of the last 5 % of values: a backlog still growing at the end shows here.
     let latencyAtEnd: Double
-    /// Gattway's utime+stime over the phase ÷ values received, in µs.
-    let gattwayMicrosPerValue: Double
+    /// The relaying process's utime+stime over the phase ÷ values received, in µs (Gattway in `central`).
+    let relayMicrosPerValue: Double
     /// Shares of one core over the phase's wall time.
-    let gattwayCores: Double
+    let relayCores: Double
     let brokerCores: Double
     let simulatorCores: Double
 

@@ -7,7 +7,7 @@ import Synchronization
 
 /// One run of the central bridge under test: mosquitto on a free port, the BlueZ simulator with the firehose
 /// scenario, the built `gattway` binary configured for `devices` firehose devices, and the benchmark's subscriber.
-final class BenchWorld: Sendable {
+final class BenchWorld: BenchPhaseWorld {
     static let notifyUUID = "0000ff01-0000-1000-8000-00805f9b34fb"
     static let base = "gattway"
 
@@ -16,6 +16,7 @@ final class BenchWorld: Sendable {
     let broker: BenchProcess
     let simulator: BenchProcess
     let gattway: BenchProcess
+    var relay: BenchProcess { gattway }
     let control: DBusConnection
     let subscriber: BenchSubscriber
     /// Devices that had to be disconnected once before Gattway subscribed them (see `waitUntilReady`).

@@ -170,27 +170,30 @@ func progress(_ line: String) {
 
 /// Where the programs under test are.
 enum BenchLocations {
-    static func find(gattway: String?, simulator: String?) throws -> BenchPaths {
+    /// The directory of this program.
+    static var binDirectory: String {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        let binDirectory = (executable as NSString).deletingLastPathComponent
+        return (executable as NSString).deletingLastPathComponent
+    }
+
+    /// The package this program was built from: the ancestor of .build/<triple>/<configuration>/ that holds the
+    /// BlueZ simulator.
+    static func packageRoot() -> String? {
+        var directory = binDirectory
+        while directory != "/" && !directory.isEmpty {
+            if FileManager.default.isExecutableFile(atPath: directory + "/Tests/BlueZSimulator/bluez-sim") { return directory }
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        return nil
+    }
+
+    static func find(gattway: String?, simulator: String?) throws -> BenchPaths {
         let gattwayPath = gattway ?? binDirectory + "/gattway"
         guard FileManager.default.isExecutableFile(atPath: gattwayPath) else {
             throw BenchError("no gattway binary at \(gattwayPath); build it (swift build -c release --product gattway) or pass --gattway")
         }
-        var simulatorPath = simulator
-        if simulatorPath == nil {
-            // The package root is an ancestor of .build/<triple>/<configuration>/.
-            var directory = binDirectory
-            while directory != "/" && !directory.isEmpty {
-                let candidate = directory + "/Tests/BlueZSimulator/bluez-sim"
-                if FileManager.default.isExecutableFile(atPath: candidate) {
-                    simulatorPath = candidate
-                    break
-                }
-                directory = (directory as NSString).deletingLastPathComponent
-            }
-        }
+        let simulatorPath = simulator ?? packageRoot().map { $0 + "/Tests/BlueZSimulator/bluez-sim" }
         guard let simulatorPath, FileManager.default.isExecutableFile(atPath: simulatorPath) else {
             throw BenchError("the BlueZ simulator (Tests/BlueZSimulator/bluez-sim) was not found; pass --simulator")
         }

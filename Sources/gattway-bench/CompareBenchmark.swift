@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+
+/// Gattway side by side with the floor and with what users write instead, in one run against one simulator world:
+/// a minimal C relay (libdbus + libmosquitto, one thread, one poll loop; compiled now from
+/// Benchmarks/relay/relay.c), the `gattway` binary, and a bleak + paho-mqtt script (Benchmarks/relay/bleak_relay.py,
+/// run by the simulator's venv). Each relays device fh0's seq+timestamp notifications to MQTT at QoS 0, on the
+/// StartNotify path (PropertiesChanged over D-Bus) and on the AcquireNotify path (a socket), at paced rates.
+struct CompareBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "CPU per notification, memory, loss and latency of a C relay, Gattway and a bleak script, side by side.")
+
+    @Option(help: "Seconds per notification phase at least.") var duration: Double = 5
+    @Option(help: "Notifications per phase at least (a phase at a low rate runs longer): CPU time is counted in clock ticks of 10 ms, so a figure needs thousands of values.")
+    var minimumNotifications: Int = 5000
+    @Option(help: "Notification rates (per second, comma-separated) of device fh0.") var rates: String = "200,1000,5000"
+    @Option(help: "Relays to run (comma-separated: c,gattway,bleak); the ratio column needs c.")
+    var relays: String = "c,gattway,bleak"
+    @Option(help: "Subscription paths (comma-separated: StartNotify,AcquireNotify).")
+    var paths: String = "StartNotify,AcquireNotify"
+    @Option(help: "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program).")
+    var gattway: String?
+    @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
+    var simulator: String?
+
+    func validate() throws {
+        guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
+        guard minimumNotifications >= 0 else { throw ValidationError("--minimum-notifications must not be negative") }
+        _ = try pacedRates()
+        _ = try selectedRelays()
+        _ = try selectedPaths()
+    }
+
+    private func pacedRates() throws -> [Double] {
+        let values = rates.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !values.isEmpty, !values.contains(nil), values.allSatisfy({ $0! > 0 }) else {
+            throw ValidationError("--rates must be positive numbers separated by commas, got \(rates)")
+        }
+        return values.map { $0! }
+    }
+
+    private func selectedRelays() throws -> [CompareRelayKind] {
+        try relays.split(separator: ",").map { name in
+            guard let kind = CompareRelayKind(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown relay \(name); use c, gattway and/or bleak")
+            }
+            return kind
+        }
+    }
+
+    private func selectedPaths() throws -> [SubscriptionPath] {
+        try paths.split(separator: ",").map { name in
+            guard let path = SubscriptionPath(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown path \(name); use StartNotify and/or AcquireNotify")
+            }
+            return path
+        }
+    }
+
+    func run() async throws {
+        // The release binary when it is built, whichever build this program is; else the one next to it.
+        var chosen = gattway
+        if chosen == nil, let root = BenchLocations.packageRoot(),
+            FileManager.default.isExecutableFile(atPath: root + "/.build/release/gattway")
+        {
+            chosen = root + "/.build/release/gattway"
+        }
+        let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
+        let packageRoot = (((located.simulator as NSString).deletingLastPathComponent as NSString)
+            .deletingLastPathComponent as NSString).deletingLastPathComponent
+        let gattwayPath = located.gattway
+        let build = gattwayPath.contains("/release/") ? "release" : (gattwayPath.contains("/debug/") ? "debug" : "unknown")
+        progress("… gattway under test: \(gattwayPath) (\(build) build)")
+        let paths = BenchPaths(gattway: gattwayPath, simulator: located.simulator, scenario: located.scenario)
+
+        progress("… starting mosquitto and the simulator")
+        let stage = try await CompareStage(paths: paths)
+        var rows: [CompareRow] = []
+        var compileCommand = ""
+        do {
+            let runner = CompareRelayRunner(
+                stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
+                minimumNotifications: minimumNotifications)
+            for kind in try selectedRelays() {
+                if kind == .c { compileCommand = try runner.compileCRelay() }
+                for path in try selectedPaths() {
+                    rows += try await runner.measure(kind, path, rates: try pacedRates())
+                }
+            }
+        } catch {
+            progress("simulator log:\n\(stage.simulator.logTail(1500))")
+            await stage.stop()
+            throw error
+        }
+        await stage.stop()
+        CompareReport(
+            rows: rows, duration: duration, minimumNotifications: minimumNotifications,
+            gattwayBinary: "\(gattwayPath) (\(build) build)",
+            compileCommand: compileCommand).print()
+    }
+}
+
+/// The relays `compare` runs.
+enum CompareRelayKind: String, Sendable {
+    case c
+    case gattway
+    case bleak
+
+    var title: String {
+        switch self {
+        case .c: "C relay"
+        case .gattway: "Gattway"
+        case .bleak: "bleak+paho"
+        }
+    }
+}
+
+/// One paced phase of one relay on one path, with the relay's memory at the phase's end.
+struct CompareRow: Sendable {
+    let relay: CompareRelayKind
+    let phase: NotificationPhaseResult
+    let memory: CompareMemory
+}
+
+/// Resident memory of a process: VmRSS and VmHWM from /proc/PID/status, PSS and its anonymous and file-backed
+/// parts from /proc/PID/smaps_rollup (shared pages divided among the processes that map them).
+struct CompareMemory: Sendable {
+    let rss: Int?
+    let hwm: Int?
+    let pss: Int?
+    let pssAnon: Int?
+    let pssFile: Int?
+
+    init(pid: Int32) {
+        rss = BenchProcStats.statusBytes(pid: pid, field: "VmRSS")
+        hwm = BenchProcStats.statusBytes(pid: pid, field: "VmHWM")
+        let rollup = BenchProcStats.smapsRollupBytes(pid: pid)
+        pss = rollup["Pss"]
+        pssAnon = rollup["Pss_Anon"]
+        pssFile = rollup["Pss_File"]
+    }
+}
