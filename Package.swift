@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "gattway",
             dependencies: [
-                "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus",
+                "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus", "AESCCM",
                 "BluetoothCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),

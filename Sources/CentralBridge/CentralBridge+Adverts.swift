@@ -5,6 +5,7 @@ import MQTTCore
 extension CentralBridge {
     /// A tracked device's advert changed: publish it now, or once its minimum interval has passed.
     func advertChanged(_ path: String) {
+        decodeAdvert(path)
         guard let device = devices[path], let state = tree.devices[path] else { return }
         let payload = Self.advertPayload(state)
         guard payload != device.lastAdvertPayload else { return }

@@ -46,15 +46,23 @@ package actor CentralBridge: Service {
     var pairingInProgress = false
     /// When refused input is logged (it is always counted).
     var refusals = RefusalLog()
+    /// Bindkeys by configured device index, read by the composition root; and the cipher they are used with.
+    let bindkeys: [Int: Bindkey]
+    let openAESCCM: AESCCMOpening?
+    /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
+    var packetIDs = PacketIDDeduplicator()
+    var encryptionCounters = PacketIDDeduplicator(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
     let started = ContinuousClock.now
 
     let version: String
 
     package init(
         configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: MosquittoClient, version: String,
-        logger: Logger
+        bindkeys: [Int: Bindkey] = [:], openAESCCM: AESCCMOpening? = nil, logger: Logger
     ) {
         self.configuration = configuration
+        self.bindkeys = bindkeys
+        self.openAESCCM = openAESCCM
         self.version = version
         self.bluez = bluez
         self.mqtt = mqtt

@@ -63,6 +63,8 @@ struct CentralRoutes: Sendable {
 
     func availabilityTopic(_ deviceTopic: String) -> String { bridge.availability(deviceTopic) }
     func advertTopic(_ deviceTopic: String) -> String { bridge.advert(deviceTopic) }
+    /// `<base>/<device>/state`: the measurements decoded from the device's advertisements.
+    func stateTopic(_ deviceTopic: String) -> String { bridge.value(deviceTopic, "state") }
     var bridgeDevicesTopic: String { bridge.bridgeDevices }
     var bridgeEventTopic: String { bridge.bridgeEvent }
     func bridgeRequestTopic(_ verb: String) -> String { bridge.bridgeRequest(verb) }

@@ -37,6 +37,11 @@ struct TrackedDevice: Sendable {
     var deviceName: String?
     /// When bluetoothd last reported the device (an advertisement, an RSSI).
     var lastHeard = ContinuousClock.now
+    /// The decoded measurements last published on `<device>/state`, and when.
+    var lastStatePayload: [UInt8] = []
+    var lastStatePublished: ContinuousClock.Instant?
+    var pendingStatePayload: [UInt8]?
+    var stateFlushScheduled = false
 }
 
 /// A `/set` or `/get` (or a bridge request needing the device) waiting for the device.

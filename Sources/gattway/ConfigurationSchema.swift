@@ -614,6 +614,24 @@ enum ConfigurationSchema {
           "type": "boolean",
           "default": false
         },
+        "decoder": {
+          "title": "Decoder",
+          "description": "How advertisements become measurements on <base>/<device>/state: auto picks the format from the service UUID or company id; none keeps them raw. Defaults to none for a device with a characteristic named state.",
+          "enum": ["auto", "none", "bthome", "mibeacon", "pvvx", "atc1441", "ruuvi_rawv2", "govee_h5075", "switchbot_meter", "inkbird_ibs_th", "ibeacon", "eddystone"],
+          "default": "auto"
+        },
+        "bindkey_file": {
+          "title": "Bindkey file",
+          "description": "A file holding the 32-hex-digit AES key of an encrypted format (BTHome, MiBeacon v4/v5); never logged.",
+          "type": "string",
+          "minLength": 1
+        },
+        "bindkey_env": {
+          "title": "Bindkey environment variable",
+          "description": "An environment variable holding the bindkey, instead of bindkey_file.",
+          "type": "string",
+          "minLength": 1
+        },
         "passkey": {
           "title": "Passkey",
           "description": "With pair: the passkey to enter, or to compare with the number the device shows. Without it, only Just Works pairing succeeds.",

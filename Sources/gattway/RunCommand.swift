@@ -59,9 +59,16 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(3)
         }
         let bluez = BlueZClient(connection: bus, logger: Logger(label: "gattway.bluez"))
+        let bindkeys: [Int: Bindkey]
+        do {
+            bindkeys = try BindkeyLoader.load(configuration.devices)
+        } catch {
+            printError("gattway: \(error)")
+            throw ExitCode(2)
+        }
         let central = CentralBridge(
             configuration: configuration, bluez: bluez, mqtt: mqtt, version: GattwayVersion.current,
-            logger: Logger(label: "gattway.central"))
+            bindkeys: bindkeys, openAESCCM: BindkeyLoader.openAESCCM, logger: Logger(label: "gattway.central"))
         let readiness = SystemdReadiness(mqtt: mqtt)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: mqtt), .init(service: central), .init(service: readiness),

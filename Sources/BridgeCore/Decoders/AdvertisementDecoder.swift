@@ -102,7 +102,7 @@ package enum AdvertisementFormat: String, Sendable, CaseIterable {
 }
 
 /// The configuration's `decoder:` choice for one device.
-package enum DecoderSelection: Sendable, Equatable {
+package enum DecoderSelection: Sendable, Hashable {
     /// The first format, in ``AdvertisementFormat`` order, whose marker the advertisement carries.
     case auto
     case format(AdvertisementFormat)

@@ -60,6 +60,10 @@ import Testing
             guard case .always = config.devices.first?.connect else { return "\(String(describing: config.devices.first?.connect))" }
             return "always"
         },
+        "$defs/device/properties/decoder": { config in
+            guard case .auto = config.devices.first?.decoder else { return "not auto" }
+            return "auto"
+        },
         "$defs/device/properties/pair": { "\($0.devices.first?.pairing != nil)" },
         "$defs/device/properties/idle_timeout": { config in
             guard case .onDemand(let idle) = config.devices.last?.connect else { return nil }

@@ -7,10 +7,13 @@ extension BridgeConfigurationFile {
         package var idleTimeout: Double?
         package var pair: Bool?
         package var passkey: Int?
+        package var decoder, bindkeyFile, bindkeyEnv: String?
         package var characteristics: [CharacteristicSection]?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, address, match, connect, characteristics, pair, passkey
+            case name, address, match, connect, characteristics, pair, passkey, decoder
+            case bindkeyFile = "bindkey_file"
+            case bindkeyEnv = "bindkey_env"
             case idleTimeout = "idle_timeout"
         }
 
@@ -23,6 +26,9 @@ extension BridgeConfigurationFile {
             idleTimeout = read(.idleTimeout)
             pair = read(.pair)
             passkey = read(.passkey)
+            self.decoder = read(.decoder)
+            bindkeyFile = read(.bindkeyFile)
+            bindkeyEnv = read(.bindkeyEnv)
             characteristics = read(.characteristics)
         }
     }

@@ -22,6 +22,16 @@ package struct DeviceConfiguration: Sendable, Hashable {
     package var characteristics: [CharacteristicConfiguration]
     /// Pair (and bond) before use when bluetoothd does not hold keys for the device yet.
     package var pairing: Pairing?
+    /// How advertisements are decoded into `<device>/state`.
+    package var decoder: DecoderSelection = .auto
+    /// Where the AES key of an encrypted format comes from; read when Gattway starts, never logged.
+    package var bindkey: SecretSource?
+
+    /// A secret kept out of the configuration file: a file of its own, or an environment variable.
+    package enum SecretSource: Sendable, Hashable {
+        case file(String)
+        case environment(String)
+    }
 
     /// How to pair: Just Works without a passkey; with one, it is entered or compared with what the device shows.
     package struct Pairing: Sendable, Hashable {

@@ -60,8 +60,47 @@ extension ConfigurationValidator {
         }
         let pairing = pairing(section, connect: connect, path)
         guard let selector, let connect, section.name == nil || name != nil else { return nil }
-        return DeviceConfiguration(
+        var device = DeviceConfiguration(
             name: name, selector: selector, connect: connect, characteristics: characteristics, pairing: pairing)
+        device.decoder = decoderSelection(section, characteristics: characteristics, path) ?? .none
+        device.bindkey = bindkeySource(section, path)
+        return device
+    }
+
+    /// `decoder:` (auto unless a characteristic already publishes on `<device>/state`, where decoded values go).
+    private mutating func decoderSelection(
+        _ section: BridgeConfigurationFile.DeviceSection, characteristics: [CharacteristicConfiguration],
+        _ path: String
+    ) -> DecoderSelection? {
+        let stateTaken = characteristics.contains { $0.topicName == "state" }
+        guard let text = section.decoder else { return stateTaken ? DecoderSelection.none : .auto }
+        guard let selection = DecoderSelection(text) else {
+            let names = ["auto", "none"] + AdvertisementFormat.allCases.map(\.rawValue)
+            fail("\(path).decoder", "\"\(text)\" is not one of " + names.joined(separator: ", "))
+            return nil
+        }
+        if selection != .none, stateTaken {
+            fail("\(path).decoder", "decoded values go to <device>/state, which a characteristic named state already uses")
+        }
+        return selection
+    }
+
+    private mutating func bindkeySource(
+        _ section: BridgeConfigurationFile.DeviceSection, _ path: String
+    ) -> DeviceConfiguration.SecretSource? {
+        switch (section.bindkeyFile, section.bindkeyEnv) {
+        case (.some, .some):
+            fail(path, "bindkey_file and bindkey_env cannot both be set; choose one")
+            return nil
+        case (.some(let file), nil):
+            if file.isEmpty { fail("\(path).bindkey_file", "must not be empty") }
+            return .file(file)
+        case (nil, .some(let variable)):
+            if variable.isEmpty { fail("\(path).bindkey_env", "must not be empty") }
+            return .environment(variable)
+        case (nil, nil):
+            return nil
+        }
     }
 
     private mutating func pairing(

@@ -1,0 +1,104 @@
+import BlueZ
+import BluetoothCore
+import BridgeCore
+import Logging
+import MQTTCore
+import Metrics
+
+extension CentralBridge {
+    /// Decodes a tracked device's advertisement with its configured decoder and publishes the measurements as one
+    /// JSON object on `<device>/state` (retained), when they changed and at most once per
+    /// `bluetooth.advert_min_interval`. A repeated packet (same packet id) is not decoded again; a packet that does
+    /// not decode is counted by reason and logged at a limited rate.
+    func decodeAdvert(_ path: String) {
+        guard let device = devices[path], let state = tree.devices[path] else { return }
+        let configured = configuration.devices[device.configIndex]
+        guard configured.decoder != .none else { return }
+        let facts = Self.advertisementFacts(state, address: device.address)
+        let context = DecodingContext(bindkey: bindkeys[device.configIndex], openAESCCM: openAESCCM)
+        let decoded: DecodedAdvertisement
+        do {
+            guard let result = try configured.decoder.decode(facts, context: context) else { return }
+            decoded = result
+        } catch {
+            Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "\(error.code)")]).increment()
+            if case .log = refusals.report("\(error.code)", topic: device.topic, at: ContinuousClock.now - started) {
+                logger.info("device.advert.undecodable", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
+            }
+            return
+        }
+        // Advertisers send each packet several times; an encrypted packet whose counter does not advance is a replay.
+        if let counter = decoded.encryptionCounter,
+            !encryptionCounters.accept(packetID: counter, from: device.address, at: .now)
+        {
+            Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")]).increment()
+            return
+        }
+        if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: .now) { return }
+        devices[path]?.pendingStatePayload = Self.statePayload(decoded)
+        publishState(path)
+    }
+
+    /// Publishes the newest decoded state when it differs from the last one published, now or once the minimum
+    /// interval since the last publication has passed (the newest state wins).
+    private func publishState(_ path: String) {
+        guard let device = devices[path], let payload = device.pendingStatePayload else { return }
+        guard payload != device.lastStatePayload else {
+            devices[path]?.pendingStatePayload = nil
+            return
+        }
+        let interval = configuration.bluetooth.advertMinInterval
+        let now = ContinuousClock.now
+        if let last = device.lastStatePublished, now - last < interval {
+            guard !device.stateFlushScheduled else { return }
+            devices[path]?.stateFlushScheduled = true
+            let wait = interval - (now - last)
+            spawn {
+                try? await Task.sleep(for: wait)
+                await self.flushState(path)
+            }
+            return
+        }
+        devices[path]?.lastStatePublished = now
+        devices[path]?.lastStatePayload = payload
+        devices[path]?.pendingStatePayload = nil
+        outbox.send(MQTTMessage(topic: routes.stateTopic(device.topic), payload: payload, qos: .atLeastOnce, retain: true))
+    }
+
+    private func flushState(_ path: String) {
+        devices[path]?.stateFlushScheduled = false
+        publishState(path)
+    }
+
+    /// What the decoders read of an advertisement, as bluetoothd last described it.
+    static func advertisementFacts(_ state: BlueZDeviceState, address: BluetoothAddress) -> AdvertisementFacts {
+        var serviceData: [BluetoothUUID: [UInt8]] = [:]
+        for (uuid, data) in state.serviceData {
+            if let parsed = try? BluetoothUUID(parsing: uuid) { serviceData[parsed] = data }
+        }
+        return AdvertisementFacts(
+            address: address, manufacturerData: state.manufacturerData, serviceData: serviceData, localName: state.name)
+    }
+
+    /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name, and the format.
+    static func statePayload(_ decoded: DecodedAdvertisement) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 128)
+        writer.beginObject()
+        for measurement in decoded.measurements {
+            switch measurement.value {
+            case .number(let value):
+                // Whole numbers as integers (`93`, not `93.0`); non-finite ones as null.
+                if value == value.rounded(), abs(value) < 1e15 {
+                    writer.field(measurement.name, Int(value))
+                } else {
+                    writer.field(measurement.name, value)
+                }
+            case .bool(let value): writer.field(measurement.name, value)
+            case .text(let value): writer.field(measurement.name, value)
+            }
+        }
+        writer.field("format", decoded.format.rawValue)
+        writer.endObject()
+        return writer.bytes
+    }
+}
