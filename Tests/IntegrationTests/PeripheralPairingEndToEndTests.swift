@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Logging
 import Testing
 import TestWorld
 
@@ -98,6 +99,50 @@ struct PeripheralPairingEndToEndTests {
             }
             #expect(try await Self.readSecret(world).status == 0)
             try await Self.expectMatchesSchema([confirmed])
+        }
+    }
+
+    /// Only bluetoothd may call the agent: another local client could otherwise approve a pairing or learn the
+    /// passkey by asking to compare numbers.
+    @Test func aClientOtherThanBluetoothdIsRefusedByTheAgent() async throws {
+        try await Self.world(passkey: 42042).run { world in
+            try await Self.ready(world)
+            let json = try await world.centralCall("GetAgents", []).first?.string ?? "[]"
+            let agents = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+            let agent = try #require(agents.first)
+            #expect(agent["default"] as? Bool == true)
+            #expect(agent["path"] as? String == "/org/gattway/peripheral/agent")
+            let owner = try #require(agent["owner"] as? String)
+            let stranger = try await DBusConnection.connect(
+                to: .address(world.simulator.busAddress), name: "test-stranger", logger: Logger(label: "test"))
+            let device = DBusValue.objectPath("/org/bluez/hci0/dev_11_22_33_44_55_66")
+            for (method, arguments) in [
+                ("RequestAuthorization", [device]), ("RequestConfirmation", [device, .uint32(42042)]),
+                ("RequestPasskey", [device]),
+            ] {
+                let error = await #expect(throws: DBusError.self, "\(method)") {
+                    _ = try await stranger.call(
+                        destination: owner, path: "/org/gattway/peripheral/agent", interface: "org.bluez.Agent1",
+                        method: method, arguments: arguments, timeout: .seconds(10))
+                }
+                #expect(error?.name == DBusError.accessDenied, "\(method)")
+            }
+            await stranger.close()
+            #expect(try await Self.readSecret(world).status == Self.insufficientAuthentication)
+        }
+    }
+
+    /// A restarted bluetoothd knows no agents: Gattway's is registered, and made the default, again.
+    @Test func theAgentIsTheDefaultAgainAfterBluetoothdRestarts() async throws {
+        try await Self.world().run { world in
+            try await world.waitForApplication()
+            try await world.control.waitForCounter("agents.default_requested", atLeast: 1)
+            try await world.control.restartBluetoothd(downSeconds: 0.2)
+            try await world.control.waitForCounter("agents.default_requested", atLeast: 2)
+            try await world.waitForApplication()
+            try await world.connectCentral()
+            try await Self.pair(world, "just-works")
+            #expect(try await Self.readSecret(world).value == "s3cret")
         }
     }
 }

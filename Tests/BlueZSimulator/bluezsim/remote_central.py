@@ -272,6 +272,14 @@ class CentralControl(Interface):
         return json.dumps([a.describe() for a in self.central.gatt.apps if a.registered])
 
     @method("", "s")
+    def GetAgents(self, msg: Message) -> str:
+        """The registered agents: [{owner, path, capability, default}], the default agent first."""
+        manager = self.central.sim.server_side.agents
+        ordered = manager.defaults + [a for a in manager.agents.values() if a not in manager.defaults]
+        return json.dumps([{"owner": a.owner, "path": a.path, "capability": a.capability,
+                            "default": bool(manager.defaults) and a is manager.defaults[0]} for a in ordered])
+
+    @method("", "s")
     def GetAdvertisements(self, msg: Message) -> str:
         return json.dumps([a.describe() for a in self.central.advertising.adverts if a.registered])
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from dbus_fast import Message, MessageType, Variant
@@ -65,6 +66,9 @@ def test_an_approved_pairing_encrypts_the_link(method, asked):
             status, _ = await central(ctl, "ReadValue", "ssq", [PHONE, "2A26", 0])
             assert status == READ_NOT_AUTHENTICATED
             agent = await default_agent(app_bus)
+            (listed,) = await central(ctl, "GetAgents")
+            assert json.loads(listed) == [{"owner": app_bus.unique_name, "path": "/agent",
+                                           "capability": "KeyboardDisplay", "default": True}]
             await central(ctl, "PairCentral", "ssa{sv}", [PHONE, method, {"passkey": Variant("u", 4242)}])
             device = "/org/bluez/hci0/dev_" + PHONE.replace(":", "_")
             await wait_for(lambda: agent.calls, what=asked)  # DisplayPasskey expects no reply
