@@ -7,9 +7,11 @@ import Testing
         try BridgeConfiguration(yaml: "mqtt: { url: \"mqtt://localhost\" }\nperipheral: " + peripheral)
     }
 
+    /// One characteristic with `flags`, and the topics its flags call for.
     private func services(flags: String) -> String {
-        "services: [{ uuid: \"180F\", characteristics: [{ uuid: \"2A19\", flags: [\(flags)], "
-            + "source_topic: home/battery, sink_topic: home/battery/set }] }]"
+        let source = flags.contains("notify") ? ", source_topic: home/battery" : ""
+        let sink = flags.contains("write") ? ", sink_topic: home/battery/set" : ""
+        return "services: [{ uuid: \"180F\", characteristics: [{ uuid: \"2A19\", flags: [\(flags)]\(source)\(sink) }] }]"
     }
 
     @Test func aPasskeyWithinSixDigitsIsKept() throws {
