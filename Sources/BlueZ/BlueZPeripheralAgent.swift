@@ -43,7 +43,8 @@ package struct BlueZPeripheralAgent: Sendable {
             method("RequestAuthorization", inputs: [DBusArgument("device", "o")]) { call in
                 let central = Self.address(call)
                 guard passkey == nil else {
-                    prompt(Prompt(central: central, message: "Just Works pairing from \(central) refused: a passkey is configured"))
+                    prompt(Prompt(
+                        central: central, message: "Just Works pairing from \(central) refused: a passkey is configured"))
                     throw BlueZPairingAgent.refusal("a passkey is configured; Just Works proves nothing")
                 }
                 prompt(Prompt(central: central, message: "accepted Just Works pairing from \(central)"))
@@ -54,8 +55,9 @@ package struct BlueZPeripheralAgent: Sendable {
                 let central = Self.address(call)
                 let shown = BlueZPairingAgent.sixDigits(call.arguments[1].uint32 ?? 0)
                 if let passkey, passkey != call.arguments[1].uint32 {
-                    prompt(Prompt(central: central, passkey: shown,
-                                  message: "pairing from \(central) refused: it shows \(shown), not the configured passkey"))
+                    prompt(Prompt(
+                        central: central, passkey: shown,
+                        message: "pairing from \(central) refused: \(shown) is not the configured passkey"))
                     throw BlueZPairingAgent.refusal("the passkey does not match")
                 }
                 prompt(Prompt(central: central, passkey: shown, message: "confirmed passkey \(shown) for \(central)"))
@@ -64,7 +66,8 @@ package struct BlueZPeripheralAgent: Sendable {
             method("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")]) {
                 call in
                 guard let passkey else {
-                    prompt(Prompt(central: Self.address(call), message: "pairing refused: no passkey is configured to enter"))
+                    prompt(Prompt(
+                        central: Self.address(call), message: "pairing refused: no passkey is configured to enter"))
                     throw BlueZPairingAgent.refusal("no passkey is configured")
                 }
                 return [.uint32(passkey)]

@@ -35,7 +35,10 @@ package actor PeripheralPairingService: Service {
     package func run() async throws {
         let bus = try await DBusConnection.connect(to: busAddress, name: "agent", logger: logger)
         try await bus.restrictExportedObjects(toOwnerOf: BlueZName.service)
-        let agent = BlueZPeripheralAgent(passkey: passkey, prompt: publisher())
+        // The agent answers on the connection's queue; its prompts are published from here, a bounded few at once.
+        let (prompts, promptSink) = AsyncStream.makeStream(
+            of: BlueZPeripheralAgent.Prompt.self, bufferingPolicy: .bufferingNewest(16))
+        let agent = BlueZPeripheralAgent(passkey: passkey) { promptSink.yield($0) }
         try await bus.export(path: BlueZPeripheralAgent.path, interfaces: [agent.interface])
         let bluez = BlueZClient(connection: bus, logger: logger)
         let owners = try await bus.nameOwnerChanges(of: BlueZName.service)
@@ -43,10 +46,19 @@ package actor PeripheralPairingService: Service {
             registered = await register(bluez)
         }
         await cancelWhenGracefulShutdown {
-            for await change in owners {
-                await self.bluetoothdChanged(present: change.newOwner != nil, bluez)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await change in owners {
+                        await self.bluetoothdChanged(present: change.newOwner != nil, bluez)
+                    }
+                }
+                group.addTask {
+                    for await prompt in prompts { await self.publish(prompt) }
+                }
+                // Both run until graceful shutdown cancels them.
             }
         }
+        promptSink.finish()
         if registered {
             try? await bluez.unregisterAgent(path: BlueZPeripheralAgent.path, timeout: Self.callTimeout)
         }
@@ -83,26 +95,22 @@ package actor PeripheralPairingService: Service {
         return false
     }
 
-    /// Publishes each prompt as a `pairing_prompt` event on `<base>/bridge/event`.
-    private nonisolated func publisher() -> @Sendable (BlueZPeripheralAgent.Prompt) -> Void {
-        let mqtt = self.mqtt
-        let topic = eventTopic
-        let logger = self.logger
-        return { prompt in
-            logger.notice("peripheral.pairing", metadata: ["central": "\(prompt.central)", "message": "\(prompt.message)"])
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.field("type", "pairing_prompt")
-            writer.field("central", prompt.central)
-            if let passkey = prompt.passkey { writer.field("passkey", passkey) }
-            writer.field("message", prompt.message)
-            writer.endObject()
-            let message = MQTTMessage(topic: topic, payload: writer.bytes, qos: .atLeastOnce)
-            Task {
-                do { try await mqtt.publish(message) } catch {
-                    logger.warning("peripheral.pairing.publish.failed", metadata: ["error": "\(error)"])
-                }
-            }
+    /// Publishes a prompt as a `pairing_prompt` event on `<base>/bridge/event`.
+    private func publish(_ prompt: BlueZPeripheralAgent.Prompt) async {
+        logger.notice("peripheral.pairing", metadata: [
+            "central": "\(prompt.central)", "message": "\(prompt.message)",
+        ])
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("type", "pairing_prompt")
+        writer.field("central", prompt.central)
+        if let passkey = prompt.passkey { writer.field("passkey", passkey) }
+        writer.field("message", prompt.message)
+        writer.endObject()
+        do {
+            try await mqtt.publish(MQTTMessage(topic: eventTopic, payload: writer.bytes, qos: .atLeastOnce))
+        } catch {
+            logger.warning("peripheral.pairing.publish.failed", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -51,7 +51,8 @@ final class LiveScanDisplay: Sendable {
     private func draw(left: Duration) {
         let text = state.withLock { state -> String in
             let devices = state.heard.sorted { ($0.rssi ?? .min, $0.path) > ($1.rssi ?? .min, $1.path) }
-            let seconds = max(0, Int((Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18).rounded(.up)))
+            let secondsLeft = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            let seconds = max(0, Int(secondsLeft.rounded(.up)))
             let progress = "Scanning on \(adapter): \(seconds) s left, \(devices.count) device"
                 + "\(devices.count == 1 ? "" : "s") heard (Ctrl-C stops)"
             let frame = render(devices) + "\n" + progress + "\n"

@@ -121,7 +121,9 @@ extension RunCommand {
         let client = MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
         let peripheral = PeripheralBridge(
             configuration: configuration, bus: bus, mqtt: client, logger: Logger(label: "gattway.peripheral"))
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client), .init(service: peripheral)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: client), .init(service: peripheral),
+        ]
         if configuration.peripheral?.needsPairing == true {
             services.append(.init(service: PeripheralPairingService(
                 configuration: configuration, mqtt: client, logger: Logger(label: "gattway.peripheral.agent"))))

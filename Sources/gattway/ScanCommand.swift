@@ -23,7 +23,9 @@ struct ScanCommand: AsyncParsableCommand {
             let interrupt = InterruptSignal()
             let live = !options.json && LiveScanDisplay.standardOutputIsATerminal
             let devices = try await BlueZTool.with(options) { tool in
-                if !options.json { printError("Scanning on \(tool.adapterName) for \(scanDuration.formattedSeconds)…") }
+                if !options.json {
+                    printError("Scanning on \(tool.adapterName) for \(scanDuration.formattedSeconds)…")
+                }
                 guard live else {
                     return try await tool.bluez.scan(
                         adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() })
@@ -35,7 +37,9 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     /// Scans while a live table is redrawn on the terminal; it is removed before the final table is printed.
-    private func scanShowingProgress(_ tool: BlueZTool, interrupt: InterruptSignal) async throws -> [BlueZDeviceState] {
+    private func scanShowingProgress(
+        _ tool: BlueZTool, interrupt: InterruptSignal
+    ) async throws -> [BlueZDeviceState] {
         let display = LiveScanDisplay(adapter: tool.adapterName, duration: scanDuration) { [self] in table($0) }
         let redraw = Task { await display.run() }
         let result: Result<[BlueZDeviceState], any Error>

@@ -7,7 +7,9 @@ import TestWorld
     static let escape = "\u{1B}["
 
     /// Runs `gattway <arguments>` on a pseudo-terminal (`script` from util-linux); returns what the terminal got.
-    static func onATerminal(_ world: CommandLineWorld, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    static func onATerminal(
+        _ world: CommandLineWorld, _ arguments: [String]
+    ) async throws -> (status: Int32, output: String) {
         let command = ([GattwayBinary.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
         let result = try await runToCompletion(
             "script", ["-q", "-f", "-e", "-c", command, "/dev/null"], environment: world.environment,
