@@ -4,9 +4,11 @@ extension BlueZClient {
     /// Runs LE discovery on `adapter` for `duration` (or until `interrupted` returns) and returns every device
     /// heard meanwhile: those that appeared or whose advert changed, and those BlueZ shows an RSSI for (heard
     /// now, through another client's discovery). Discovery is stopped before returning, also on failure.
+    /// `heardSoFar`, when given, is told the devices heard after each report (unsorted), for a live display.
     package func scan(
         adapter: String, duration: Duration,
-        interrupted: @escaping @Sendable () async -> Void = { await Task.never() }
+        interrupted: @escaping @Sendable () async -> Void = { await Task.never() },
+        heardSoFar: (@Sendable ([BlueZDeviceState]) -> Void)? = nil
     ) async throws -> [BlueZDeviceState] {
         try await setDiscoveryFilter(adapter: adapter, BlueZDiscoveryFilter(transport: "le"))
         let heard = try await withThrowingTaskGroup(of: [String: BlueZDeviceState]?.self) { group in
@@ -33,6 +35,7 @@ extension BlueZClient {
                     readySignal.yield()
                     // Keep the newest state of what was heard (names and RSSI settle over several reports).
                     for path in heard.keys { if let device = tree.devices[path] { heard[path] = device } }
+                    heardSoFar?(Array(heard.values))
                     if Task.isCancelled { break }
                 }
                 readySignal.finish()

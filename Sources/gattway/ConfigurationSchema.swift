@@ -357,6 +357,13 @@ enum ConfigurationSchema {
           "maximum": 32,
           "default": 1
         },
+        "passkey": {
+          "title": "Passkey",
+          "description": "For characteristics that need encryption (encrypt-*, encrypt-authenticated-*, secure-*): the passkey a remote central must confirm when it pairs; the passkey bluetoothd displays is published as a pairing_prompt event. Without it, Just Works pairing is accepted.",
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 999999
+        },
         "advertise": {
           "title": "Advertisement",
           "description": "Legacy advertisement; checked against the 31-byte limit at load time (flags 3, tx-power 3, appearance 4, 2 header bytes per AD structure; the local name goes to the scan response).",

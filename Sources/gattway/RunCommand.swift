@@ -128,7 +128,14 @@ extension RunCommand {
         let client = MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
         let peripheral = PeripheralBridge(
             configuration: configuration, bus: bus, mqtt: client, logger: Logger(label: "gattway.peripheral"))
-        return ([.init(service: client), .init(service: peripheral)], client)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: client), .init(service: peripheral),
+        ]
+        if configuration.peripheral?.needsPairing == true {
+            services.append(.init(service: PeripheralPairingService(
+                configuration: configuration, mqtt: client, logger: Logger(label: "gattway.peripheral.agent"))))
+        }
+        return (services, client)
     }
 }
 

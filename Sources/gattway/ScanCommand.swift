@@ -21,13 +21,40 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let interrupt = InterruptSignal()
+            let live = !options.json && LiveScanDisplay.standardOutputIsATerminal
             let devices = try await BlueZTool.with(options) { tool in
-                if !options.json { printError("Scanning on \(tool.adapterName) for \(scanDuration.formattedSeconds)…") }
-                return try await tool.bluez.scan(
-                    adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() })
+                if !options.json {
+                    printError("Scanning on \(tool.adapterName) for \(scanDuration.formattedSeconds)…")
+                }
+                guard live else {
+                    return try await tool.bluez.scan(
+                        adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() })
+                }
+                return try await scanShowingProgress(tool, interrupt: interrupt)
             }
             print(options.json ? json(devices) : table(devices))
         }
+    }
+
+    /// Scans while a live table is redrawn on the terminal; it is removed before the final table is printed.
+    private func scanShowingProgress(
+        _ tool: BlueZTool, interrupt: InterruptSignal
+    ) async throws -> [BlueZDeviceState] {
+        let display = LiveScanDisplay(adapter: tool.adapterName, duration: scanDuration) { [self] in table($0) }
+        let redraw = Task { await display.run() }
+        let result: Result<[BlueZDeviceState], any Error>
+        do {
+            result = .success(try await tool.bluez.scan(
+                adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() },
+                heardSoFar: { display.update($0) }))
+        } catch {
+            result = .failure(error)
+        }
+        // The live table goes before the final output (or the error) is printed.
+        redraw.cancel()
+        await redraw.value
+        display.clear()
+        return try result.get()
     }
 
     func table(_ devices: [BlueZDeviceState]) -> String {

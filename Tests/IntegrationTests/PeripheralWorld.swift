@@ -19,10 +19,11 @@ final class PeripheralWorld: EndToEndWorld {
     static let central = "11:22:33:44:55:66"
 
     /// `extraMQTT` lines go into the `mqtt:` section (indented two spaces); `extraCharacteristics` are YAML list
-    /// items appended to the service's characteristics (indented like them).
+    /// items appended to the service's characteristics (indented like them); `extraPeripheral` is one line of the
+    /// `peripheral:` section.
     init(
         whenFull: String = "backpressure", depth: Int = 16, maxConnections: Int? = nil, extraMQTT: String = "",
-        extraCharacteristics: String = ""
+        extraCharacteristics: String = "", extraPeripheral: String = ""
     ) async throws {
         simulator = try await BlueZSimulatorProcess(scenario: "lock.yaml")
         broker = try await MosquittoBroker()
@@ -38,6 +39,7 @@ final class PeripheralWorld: EndToEndWorld {
             peripheral:
               adapter: hci0
               \(maxConnections.map { "max_connections: \($0)" } ?? "")
+              \(extraPeripheral)
               advertise: { local_name: gw-test, service_uuids: ["\(Self.service)"] }
               services:
                 - uuid: "\(Self.service)"

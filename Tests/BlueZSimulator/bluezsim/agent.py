@@ -71,6 +71,7 @@ class AgentManager1(Interface):
         if agent in m.defaults:
             m.defaults.remove(agent)
         m.defaults.insert(0, agent)
+        m.sim.counters["agents.default_requested"] += 1
 
 
 class AgentManager:

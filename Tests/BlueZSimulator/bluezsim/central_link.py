@@ -24,6 +24,7 @@ class CentralLink:
         self.device_path = f"/org/bluez/{adapter}/dev_{self.address.replace(':', '_')}"
         self.mtu = mtu
         self.encrypted = encrypted
+        self.paired = False  # set by a pairing the default agent approved (central_pairing.py)
         self.trusted = trusted
         self.ccc: dict[ServerCharacteristic, int] = {}
         self.rate = 0.0  # notifications per second drained from the link; 0 = as fast as they come

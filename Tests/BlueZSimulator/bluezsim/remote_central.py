@@ -13,6 +13,7 @@ from typing import Any
 from dbus_fast import Message, Variant
 
 from .central_link import DEFAULT_LINK_BUFFER, CentralLink
+from .central_pairing import pair_central
 from .control import control_error
 from .interface import Interface, method
 from .server_app import CCC_UUID, ServerCharacteristic, normalize_uuid
@@ -39,7 +40,8 @@ class CentralDevice1(Interface):
         link = self.link
         props = {
             "Address": Variant("s", link.address), "AddressType": Variant("s", "random"),
-            "Alias": Variant("s", link.address.replace(":", "-")), "Paired": Variant("b", False),
+            "Alias": Variant("s", link.address.replace(":", "-")),
+            "Paired": Variant("b", link.paired),
             "Trusted": Variant("b", link.trusted), "Blocked": Variant("b", False),
             "LegacyPairing": Variant("b", False), "Connected": Variant("b", self.connected),
             "UUIDs": Variant("as", []), "Adapter": Variant("o", f"/org/bluez/{link.adapter}"),
@@ -178,6 +180,15 @@ class CentralControl(Interface):
         c = self.central
         c.drop(c.link(address))
 
+    @method("ssa{sv}", "")
+    async def PairCentral(self, msg: Message, address: str, kind: str, options: dict) -> None:
+        """Pairs as the remote would (central_pairing.py): kind just-works | confirm | display | passkey;
+        options: passkey u (123456), entered u (the passkey). Approved: the link is encrypted."""
+        link = self.central.link(address)
+        passkey = int(options.get("passkey", Variant("u", 123456)).value)
+        entered = int(options.get("entered", Variant("u", passkey)).value)
+        await pair_central(self.central.sim, link, kind, passkey, entered)
+
     @method("ssq", "yay")
     async def ReadValue(self, msg: Message, address: str, uuid: str, offset: int):
         c = self.central
@@ -259,6 +270,14 @@ class CentralControl(Interface):
     @method("", "s")
     def GetApplications(self, msg: Message) -> str:
         return json.dumps([a.describe() for a in self.central.gatt.apps if a.registered])
+
+    @method("", "s")
+    def GetAgents(self, msg: Message) -> str:
+        """The registered agents: [{owner, path, capability, default}], the default agent first."""
+        manager = self.central.sim.server_side.agents
+        ordered = manager.defaults + [a for a in manager.agents.values() if a not in manager.defaults]
+        return json.dumps([{"owner": a.owner, "path": a.path, "capability": a.capability,
+                            "default": bool(manager.defaults) and a is manager.defaults[0]} for a in ordered])
 
     @method("", "s")
     def GetAdvertisements(self, msg: Message) -> str:

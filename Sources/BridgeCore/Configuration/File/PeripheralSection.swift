@@ -3,11 +3,12 @@ extension BridgeConfigurationFile {
     package struct PeripheralSection: Codable, Sendable {
         package var adapter: String?
         package var maxConnections: Int?
+        package var passkey: Int?
         package var advertise: AdvertiseSection?
         package var services: [ServiceSection]?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case adapter, advertise, services
+            case adapter, advertise, services, passkey
             case maxConnections = "max_connections"
         }
 
@@ -15,6 +16,7 @@ extension BridgeConfigurationFile {
             let read = try FileSectionReader(decoder, keys: CodingKeys.self)
             adapter = read(.adapter)
             maxConnections = read(.maxConnections)
+            passkey = read(.passkey)
             advertise = read(.advertise)
             services = read(.services)
         }

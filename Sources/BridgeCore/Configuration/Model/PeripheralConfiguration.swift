@@ -6,6 +6,17 @@ package struct PeripheralConfiguration: Sendable, Hashable {
     package var maxConnections: Int
     package var advertisement: AdvertisementConfiguration
     package var services: [LocalService]
+    /// The passkey (0…999999) a remote central pairing with this peripheral must confirm; nil accepts Just Works.
+    package var passkey: UInt32? = nil
+
+    /// True when a characteristic or descriptor needs an encrypted link: a remote central must pair first, so
+    /// Gattway answers bluetoothd's pairing requests as the default agent.
+    package var needsPairing: Bool {
+        let flags = services.flatMap(\.characteristics).flatMap { characteristic -> [GATTCharacteristicFlag] in
+            characteristic.flags + characteristic.descriptors.flatMap(\.flags)
+        }
+        return flags.contains { $0.needsEncryption }
+    }
 
     /// A service of the local GATT application.
     package struct LocalService: Sendable, Hashable {

@@ -25,10 +25,11 @@ extension ConfigurationValidator {
                         characteristics: characteristics))
             }
         }
+        let passkey = section.passkey.flatMap { range($0, 0...999_999, "peripheral.passkey") }
         guard let adapter, let connections, let advert else { return nil }
         return PeripheralConfiguration(
             adapter: adapter, maxConnections: connections, advertisement: advert,
-            services: services)
+            services: services, passkey: passkey.map { UInt32($0) })
     }
 
     private mutating func validateAdvertisement(
