@@ -14,7 +14,9 @@ extension CentralBridge {
         guard let device = devices[path], let state = tree.devices[path] else { return }
         let configured = configuration.devices[device.configIndex]
         guard configured.decoder != .none else { return }
-        let facts = Self.advertisementFacts(state, address: device.address)
+        let facts = AdvertisementFacts(
+            address: device.address, manufacturerData: state.manufacturerData,
+            serviceDataByUUIDText: state.serviceData, localName: state.name)
         let context = DecodingContext(bindkey: bindkeys[device.configIndex], openAESCCM: openAESCCM)
         let decoded: DecodedAdvertisement
         do {
@@ -35,7 +37,7 @@ extension CentralBridge {
             return
         }
         if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: .now) { return }
-        devices[path]?.pendingStatePayload = Self.statePayload(decoded)
+        devices[path]?.pendingStatePayload = decoded.stateJSON
         publishState(path)
     }
 
@@ -68,37 +70,5 @@ extension CentralBridge {
     private func flushState(_ path: String) {
         devices[path]?.stateFlushScheduled = false
         publishState(path)
-    }
-
-    /// What the decoders read of an advertisement, as bluetoothd last described it.
-    static func advertisementFacts(_ state: BlueZDeviceState, address: BluetoothAddress) -> AdvertisementFacts {
-        var serviceData: [BluetoothUUID: [UInt8]] = [:]
-        for (uuid, data) in state.serviceData {
-            if let parsed = try? BluetoothUUID(parsing: uuid) { serviceData[parsed] = data }
-        }
-        return AdvertisementFacts(
-            address: address, manufacturerData: state.manufacturerData, serviceData: serviceData, localName: state.name)
-    }
-
-    /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name, and the format.
-    static func statePayload(_ decoded: DecodedAdvertisement) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 128)
-        writer.beginObject()
-        for measurement in decoded.measurements {
-            switch measurement.value {
-            case .number(let value):
-                // Whole numbers as integers (`93`, not `93.0`); non-finite ones as null.
-                if value == value.rounded(), abs(value) < 1e15 {
-                    writer.field(measurement.name, Int(value))
-                } else {
-                    writer.field(measurement.name, value)
-                }
-            case .bool(let value): writer.field(measurement.name, value)
-            case .text(let value): writer.field(measurement.name, value)
-            }
-        }
-        writer.field("format", decoded.format.rawValue)
-        writer.endObject()
-        return writer.bytes
     }
 }

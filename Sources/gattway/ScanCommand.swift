@@ -58,9 +58,11 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func table(_ devices: [BlueZDeviceState]) -> String {
-        var table = TextTable("ADDRESS", "RSSI", "NAME")
+        var table = TextTable("ADDRESS", "RSSI", "NAME", "DECODED")
         for device in devices {
-            table.add(device.displayName, device.rssi.map { "\($0)" } ?? "-", device.name ?? device.alias ?? "")
+            table.add(
+                device.displayName, device.rssi.map { "\($0)" } ?? "-", device.name ?? device.alias ?? "",
+                Self.decoded(device).map { "\($0.format.rawValue): \($0.summary)" } ?? "")
         }
         return table.rendered + "\n\(devices.count) device\(devices.count == 1 ? "" : "s")"
     }
@@ -105,6 +107,19 @@ struct ScanCommand: AsyncParsableCommand {
         writer.endObject()
         writer.field("connected", device.connected)
         writer.field("paired", device.paired)
+        if let decoded = Self.decoded(device) {
+            writer.key("decoded")
+            writer.rawValue(decoded.stateJSON)
+        }
         writer.endObject()
+    }
+
+    /// What the passive decoders make of the device's advertisement (`decoder: auto`, no bindkey), if anything.
+    static func decoded(_ device: BlueZDeviceState) -> DecodedAdvertisement? {
+        guard let address = device.address else { return nil }
+        let facts = AdvertisementFacts(
+            address: address, manufacturerData: device.manufacturerData, serviceDataByUUIDText: device.serviceData,
+            localName: device.name)
+        return try? DecoderSelection.auto.decode(facts, context: DecodingContext())
     }
 }

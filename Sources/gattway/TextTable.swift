@@ -16,6 +16,8 @@ struct TextTable {
                 let isLast = column == row.count - 1
                 line += isLast ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
             }
+            // An empty last cell leaves the padding of the one before it: no trailing blanks.
+            while line.last == " " { line.removeLast() }
             return line
         }.joined(separator: "\n")
     }

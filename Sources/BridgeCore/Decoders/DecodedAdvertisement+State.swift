@@ -1,0 +1,50 @@
+import BluetoothCore
+
+extension AdvertisementFacts {
+    /// The facts as bluetoothd reports them: service data keyed by UUID text (unparseable keys are skipped).
+    package init(
+        address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
+        localName: String?
+    ) {
+        var serviceData: [BluetoothUUID: [UInt8]] = [:]
+        for (uuid, data) in serviceDataByUUIDText {
+            if let parsed = try? BluetoothUUID(parsing: uuid) { serviceData[parsed] = data }
+        }
+        self.init(address: address, manufacturerData: manufacturerData, serviceData: serviceData, localName: localName)
+    }
+}
+
+extension DecodedAdvertisement {
+    /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name (whole numbers as
+    /// integers, non-finite ones as null), and the format; the `<device>/state` payload.
+    package var stateJSON: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 128)
+        writer.beginObject()
+        for measurement in measurements {
+            switch measurement.value {
+            case .number(let value):
+                if value == value.rounded(), abs(value) < 1e15 {
+                    writer.field(measurement.name, Int(value))
+                } else {
+                    writer.field(measurement.name, value)
+                }
+            case .bool(let value): writer.field(measurement.name, value)
+            case .text(let value): writer.field(measurement.name, value)
+            }
+        }
+        writer.field("format", format.rawValue)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `temperature 21.5 °C, battery 93 %`: the measurements for people.
+    package var summary: String {
+        measurements.map { measurement in
+            let value: String = switch measurement.value {
+            case .number(let number) where number == number.rounded() && abs(number) < 1e15: String(Int(number))
+            default: measurement.value.description
+            }
+            return [measurement.name, value, measurement.unit].compactMap { $0 }.joined(separator: " ")
+        }.joined(separator: ", ")
+    }
+}
