@@ -8,12 +8,16 @@ import Metrics
 extension CentralBridge {
     /// Decodes a tracked device's advertisement with its configured decoder and publishes the measurements as one
     /// JSON object on `<device>/state` (retained), when they changed and at most once per
-    /// `bluetooth.advert_min_interval`. A repeated packet (same packet id) is not decoded again; a packet that does
-    /// not decode is counted by reason and logged at a limited rate.
+    /// `bluetooth.advert_min_interval`. Unchanged advertised data is not decoded again, nor is a packet id already
+    /// seen; a packet that does not decode is counted by reason and logged at a limited rate.
     func decodeAdvert(_ path: String) {
         guard let device = devices[path], let state = tree.devices[path] else { return }
         let configured = configuration.devices[device.configIndex]
         guard configured.decoder != .none else { return }
+        let input = DecodedAdvertInput(
+            manufacturerData: state.manufacturerData, serviceData: state.serviceData, name: state.name)
+        guard input != device.lastDecodedAdvert else { return }
+        devices[path]?.lastDecodedAdvert = input
         let facts = AdvertisementFacts(
             address: device.address, manufacturerData: state.manufacturerData,
             serviceDataByUUIDText: state.serviceData, localName: state.name)
@@ -29,7 +33,7 @@ extension CentralBridge {
             }
             return
         }
-        // Advertisers send each packet several times; an encrypted packet whose counter does not advance is a replay.
+        // A new packet (its data changed) whose encryption counter does not advance is a replay.
         if let counter = decoded.encryptionCounter,
             !encryptionCounters.accept(packetID: counter, from: device.address, at: .now)
         {

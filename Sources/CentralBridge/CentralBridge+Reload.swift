@@ -8,10 +8,12 @@ extension CentralBridge {
     /// keep their links, values and subscriptions; those of removed or changed entries are let go (disconnected,
     /// published offline, their queued commands answered); new and changed entries pick up what matches them.
     /// Sections other than `devices` only change on restart; the `configuration_reloaded` event names them.
-    package func reload(_ new: BridgeConfiguration) async {
+    package func reload(_ new: BridgeConfiguration, bindkeys newBindkeys: [Int: Bindkey] = [:]) async {
         let reload = ConfigurationReload(running: configuration, new: new)
         let running = configuration
         configuration = reload.applied
+        // Keyed by position in the new device list, read from the new file.
+        bindkeys = newBindkeys
         routes = CentralRoutes(configuration: configuration)
         var released: [String] = []
         for (path, device) in devices {

@@ -47,7 +47,7 @@ package actor CentralBridge: Service {
     /// When refused input is logged (it is always counted).
     var refusals = RefusalLog()
     /// Bindkeys by configured device index, read by the composition root; and the cipher they are used with.
-    let bindkeys: [Int: Bindkey]
+    var bindkeys: [Int: Bindkey]
     let openAESCCM: AESCCMOpening?
     /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
     var packetIDs = PacketIDDeduplicator()

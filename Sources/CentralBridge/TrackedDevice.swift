@@ -41,6 +41,9 @@ struct TrackedDevice: Sendable {
     var lastStatePayload: [UInt8] = []
     var lastStatePublished: ContinuousClock.Instant?
     var pendingStatePayload: [UInt8]?
+    /// The advertised data last handed to the decoder: bluetoothd reports every RSSI change, and an unchanged
+    /// packet is neither decoded (decrypted) again nor mistaken for a replay.
+    var lastDecodedAdvert: DecodedAdvertInput?
     var stateFlushScheduled = false
 }
 
@@ -66,4 +69,11 @@ struct CommandFailure: Error, Sendable {
     static func gattway(_ code: String, _ message: String) -> CommandFailure {
         CommandFailure(name: "gattway.Error.\(code)", message: message)
     }
+}
+
+/// What a passive decoder reads of an advertisement.
+struct DecodedAdvertInput: Equatable, Sendable {
+    let manufacturerData: [UInt16: [UInt8]]
+    let serviceData: [String: [UInt8]]
+    let name: String?
 }

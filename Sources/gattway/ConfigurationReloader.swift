@@ -22,12 +22,21 @@ struct ConfigurationReloader: Service {
 
     private func reload() async {
         logger.notice("configuration.reloading", metadata: ["config": "\(path)"])
+        let configuration: BridgeConfiguration
         do {
-            await central.reload(try BridgeConfiguration.load(path: path))
+            configuration = try BridgeConfiguration.load(path: path)
         } catch {
             let problems = error.errors.map(\.description)
             for problem in problems { logger.error("configuration.invalid", metadata: ["problem": "\(problem)"]) }
             await central.reloadFailed(problems)
+            return
+        }
+        do {
+            // Bindkeys are read again too: a device may be new, moved in the list, or have a new key.
+            await central.reload(configuration, bindkeys: try BindkeyLoader.load(configuration.devices))
+        } catch {
+            logger.error("configuration.invalid", metadata: ["problem": "\(error)"])
+            await central.reloadFailed([error.description])
         }
     }
 }

@@ -52,4 +52,37 @@ struct DecodedAdvertEndToEndTests {
             #expect(world.observer.messages(on: "gattway/forged/state").isEmpty)
         }
     }
+
+    /// A bindkey added by a reload (the device also moves in the list) opens the packets from then on; repeats of
+    /// one packet are not counted as replays.
+    @Test func aReloadReadsTheBindkeysAgain() async throws {
+        let directory = try makeTemporaryDirectory("gattway-bindkey-reload")
+        try "231d39c1d7cc1ab1aee224cd096db932\n".write(toFile: directory + "/right.key", atomically: true, encoding: .utf8)
+        let sealed = #"  - { name: sealed, address: "54:48:E6:8F:80:A5", connect: never }"#
+        let world = try await CentralWorld(
+            scenario: "demo.yaml", config: "bluetooth: { adapter: hci0 }\ndevices:\n" + sealed,
+            extraMQTT: "  metrics_interval: 1"
+        ) { control in
+            _ = try await control.call("AddPeripheral", [.string("""
+                {"address": "54:48:E6:8F:80:A5", "address_type": "public", "connectable": false, "interval_ms": 100,
+                 "rssi": -60, "rssi_walk": {"min": -80, "max": -50, "step": 3}, "advert": {"flags": 6, "service_data": {"fcd2": "41a47266c95f730011223378237214"}}}
+                """)])
+        }
+        try await world.run { world in
+            try await world.observer.waitForMessage(on: "gattway/bridge/metrics") { $0.contains("missingKey") }
+            let text = try String(contentsOfFile: world.configPath, encoding: .utf8)
+            let withKey = text.replacingOccurrences(
+                of: sealed,
+                with: #"  - { name: lock, address: "D0:0D:10:C4:00:01", connect: on_demand }"# + "\n"
+                    + sealed.replacingOccurrences(of: " }", with: #", bindkey_file: "\#(directory)/right.key" }"#))
+            try withKey.write(toFile: world.configPath, atomically: true, encoding: .utf8)
+            world.gattway.send(SIGHUP)
+            let state = try await world.observer.waitForMessage(on: "gattway/sealed/state")
+            #expect(state.payload == #"{"temperature":25.06,"humidity":50.55,"format":"bthome"}"#)
+            // The same packet keeps coming (every 100 ms, RSSI reports between): decoded once, never a "replay".
+            let metrics = try await world.observer.waitForMessage(
+                on: "gattway/bridge/metrics", skipping: world.observer.messages(on: "gattway/bridge/metrics").count)
+            #expect(!metrics.payload.contains("replayed"), "\(metrics.payload)")
+        }
+    }
 }
