@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "CentralBridge",
             dependencies: [
-                "BridgeCore", "BlueZ", "Mosquitto", "MQTTCore", "BluetoothCore", "DBus",
+                "BridgeCore", "BlueZ", "MQTTCore", "BluetoothCore", "DBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "PeripheralBridge",
             dependencies: [
-                "BridgeCore", "BlueZ", "Mosquitto", "MQTTCore", "BluetoothCore", "DBus",
+                "BridgeCore", "BlueZ", "MQTTCore", "BluetoothCore", "DBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -126,6 +126,16 @@ let package = Package(
             path: "Tests/TestWorld",
             swiftSettings: swiftSettings
         ),
+        // Test support: in-memory stand-ins for the bridges' ports (broker, BLE central) and a manual clock, so the
+        // bridges' decisions are tested without any daemon.
+        .target(
+            name: "BridgeTesting",
+            dependencies: [
+                "MQTTCore", "BluetoothCore", "BridgeCore", .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            path: "Sources/BridgeTesting",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestWorld"], swiftSettings: swiftSettings),
         .testTarget(name: "MQTTCoreTests", dependencies: ["MQTTCore"], swiftSettings: swiftSettings),
         .testTarget(
@@ -151,7 +161,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CentralBridgeTests",
-            dependencies: ["CentralBridge", "BluetoothCore", "TestWorld", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CentralBridge", "BridgeTesting", "BridgeCore", "MQTTCore", "BluetoothCore", "TestWorld",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

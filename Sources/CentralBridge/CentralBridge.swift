@@ -5,7 +5,6 @@ import DBus
 import DequeModule
 import Logging
 import MQTTCore
-import Mosquitto
 import ServiceLifecycle
 
 /// The central bridge: discovered peripherals and their characteristics as MQTT topics.
@@ -19,7 +18,7 @@ package actor CentralBridge: Service {
 
     var configuration: BridgeConfiguration
     let bluez: BlueZClient
-    let mqtt: MosquittoClient
+    let mqtt: any MQTTClient
     let logger: Logger
     var routes: CentralRoutes
     let store: CentralStateStore
@@ -57,7 +56,7 @@ package actor CentralBridge: Service {
     let version: String
 
     package init(
-        configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: MosquittoClient, version: String,
+        configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: any MQTTClient, version: String,
         bindkeys: [Int: Bindkey] = [:], openAESCCM: AESCCMOpening? = nil, logger: Logger
     ) {
         self.configuration = configuration

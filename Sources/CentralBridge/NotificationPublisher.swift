@@ -2,7 +2,6 @@ import BlueZ
 import BridgeCore
 import Logging
 import MQTTCore
-import Mosquitto
 
 /// Publishes the notifications of one AcquireNotify socket to the characteristic's value topic.
 ///
@@ -15,7 +14,7 @@ import Mosquitto
 /// handler and the client's capacity callback both run there).
 final class NotificationPublisher: @unchecked Sendable {
     private let route: CharacteristicRoute
-    private let mqtt: MosquittoClient
+    private let mqtt: any MQTTClient
     private let store: CentralStateStore
     private let metrics: CentralMetrics
     private var socket: NotificationSocket?
@@ -24,7 +23,7 @@ final class NotificationPublisher: @unchecked Sendable {
     /// After a restart, a first value equal to the one already retained is not published again.
     private var suppress: [UInt8]?
 
-    init(route: CharacteristicRoute, mqtt: MosquittoClient, store: CentralStateStore, metrics: CentralMetrics) {
+    init(route: CharacteristicRoute, mqtt: any MQTTClient, store: CentralStateStore, metrics: CentralMetrics) {
         self.route = route
         self.mqtt = mqtt
         self.store = store
@@ -36,7 +35,7 @@ final class NotificationPublisher: @unchecked Sendable {
     /// its end (not when Gattway closes the socket).
     func start(fd: Int32, mtu: UInt16, onHangUp: @escaping @Sendable () -> Void) -> NotificationSocket {
         let socket = NotificationSocket(
-            fd: fd, mtu: mtu, queue: mqtt.queue, onBatch: { [self] batch in self.handle(batch) },
+            fd: fd, mtu: mtu, queue: mqtt.publishQueue, onBatch: { [self] batch in self.handle(batch) },
             onClose: { peerHungUp in if peerHungUp { onHangUp() } })
         self.socket = socket
         return socket

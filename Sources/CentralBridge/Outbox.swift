@@ -2,7 +2,6 @@ import DequeModule
 import Logging
 import MQTTCore
 import Metrics
-import Mosquitto
 import Synchronization
 
 /// The bridge's ordered queue of messages to publish (availability, adverts, results, events, StartNotify values).
@@ -23,12 +22,12 @@ final class Outbox: Sendable {
     }
 
     private let state = Mutex(State())
-    private let mqtt: MosquittoClient
+    private let mqtt: any MQTTClient
     private let logger: Logger
     private let limit: Int
     private let droppedCounter = Counter(label: "gattway.central.outbox.dropped")
 
-    init(mqtt: MosquittoClient, logger: Logger, limit: Int = 10_000) {
+    init(mqtt: any MQTTClient, logger: Logger, limit: Int = 10_000) {
         self.mqtt = mqtt
         self.logger = logger
         self.limit = limit
@@ -46,7 +45,7 @@ final class Outbox: Sendable {
             state.flushing = true
             return true
         }
-        if startFlush { mqtt.queue.async { self.flush() } }
+        if startFlush { mqtt.publishQueue.async { self.flush() } }
     }
 
     /// Runs on the MQTT client's queue: offers everything queued to the client, in order, until the queue is empty

@@ -2,10 +2,7 @@ import MQTTCore
 
 extension MosquittoClient {
     /// A change of the link to the broker.
-    package enum ConnectionEvent: Sendable, Equatable {
-        case connected
-        case disconnected(MQTTError)
-    }
+    package typealias ConnectionEvent = MQTTConnectionEvent
 
     /// Counters of everything the client did since it started.
     package struct Statistics: Sendable, Equatable {

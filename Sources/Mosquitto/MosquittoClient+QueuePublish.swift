@@ -11,12 +11,10 @@ extension MosquittoClient {
     package nonisolated var queue: DispatchQueue { executor.queue }
 
     /// What `publishOnQueue` did with a batch.
-    package struct QueuePublishResult: Sendable, Equatable {
-        /// How many messages, from the start, were handled (published, or failed and counted in `failed`).
-        package var taken: Int
-        /// Of those, how many could not be published (QoS 0 while disconnected, or refused by libmosquitto).
-        package var failed: Int
-    }
+    package typealias QueuePublishResult = MQTTQueuePublishResult
+
+    /// `queue`, as the `MQTTClient` port names it.
+    package nonisolated var publishQueue: DispatchQueue { executor.queue }
 
     /// Publishes from code already running on `queue`, without suspending: messages are taken in order while there
     /// is capacity (QoS 1/2: a free outstanding slot; QoS 0: the output buffer not full). When not all were taken,

@@ -26,7 +26,7 @@ import ServiceLifecycle
 ///   one read pass runs anyway (at most 256 packets, enough to take in the broker's PINGRESP), which may put up to
 ///   256 more messages in the buffer; then reads pause again for another period. Each such pass is counted in
 ///   `Statistics.pauseCapHits` and logged.
-package actor MosquittoClient: Service {
+package actor MosquittoClient: Service, MQTTClient {
     nonisolated let executor: QueueExecutor
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -98,7 +98,7 @@ package actor MosquittoClient: Service {
 
     /// Received messages, in order, with inbound backpressure (see the type's documentation). Single consumer;
     /// it ends when `run()` has returned and the buffer is drained, or when the consuming task is cancelled.
-    package nonisolated var messages: MQTTInboundStream { MQTTInboundStream(client: self) }
+    package nonisolated var messages: MQTTInboundStream { MQTTInboundStream { [self] maximum in await self.takeInbound(maximum: maximum) } }
 
     /// Counters since the client was created.
     package var currentStatistics: Statistics {

@@ -4,7 +4,6 @@ import DBus
 import Logging
 import Metrics
 import MQTTCore
-import Mosquitto
 import ServiceLifecycle
 
 /// The local peripheral: a GATT application and an advertisement registered with BlueZ, fed from MQTT.
@@ -15,7 +14,7 @@ package actor PeripheralBridge: Service {
     let configuration: PeripheralConfiguration
     let topics: TopicLayout
     let bus: DBusConnection
-    let mqtt: MosquittoClient
+    let mqtt: any MQTTClient
     let logger: Logger
     let adapterPath: String
     let channels: [CharacteristicChannel]
@@ -39,7 +38,7 @@ package actor PeripheralBridge: Service {
     let payloadLimits: MQTTSettings.PayloadLimits
     let responseTopicRule: ResponseTopicRule
 
-    package init(configuration: BridgeConfiguration, bus: DBusConnection, mqtt: MosquittoClient, logger: Logger) {
+    package init(configuration: BridgeConfiguration, bus: DBusConnection, mqtt: any MQTTClient, logger: Logger) {
         let peripheral = configuration.peripheral!
         self.configuration = peripheral
         topics = TopicLayout(configuration.mqtt)

@@ -4,14 +4,13 @@ import DBus
 import Glibc
 import Logging
 import MQTTCore
-import Mosquitto
 import Synchronization
 
 /// Answers bluetoothd's calls into the local characteristics: reads from the current value, writes to MQTT,
 /// and notification sessions of both kinds.
 final class PeripheralGATTHandler: GATTServerHandler {
     let channels: [CharacteristicChannel]
-    let mqtt: MosquittoClient
+    let mqtt: any MQTTClient
     let qos: MQTTQoS
     let logger: Logger
     private let assemblers: [WriteAssembler]
@@ -26,7 +25,7 @@ final class PeripheralGATTHandler: GATTServerHandler {
     private let centrals = Mutex<Set<String>>([])
 
     init(
-        channels: [CharacteristicChannel], mqtt: MosquittoClient, qos: MQTTQoS, logger: Logger,
+        channels: [CharacteristicChannel], mqtt: any MQTTClient, qos: MQTTQoS, logger: Logger,
         onSubscribersChanged: @escaping @Sendable () -> Void
     ) {
         self.channels = channels

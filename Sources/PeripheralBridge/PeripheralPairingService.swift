@@ -3,7 +3,6 @@ import BridgeCore
 import DBus
 import Logging
 import MQTTCore
-import Mosquitto
 import ServiceLifecycle
 
 /// Answers pairings that remote centrals start with the local peripheral, when it serves characteristics that need
@@ -16,7 +15,7 @@ import ServiceLifecycle
 package actor PeripheralPairingService: Service {
     let passkey: UInt32?
     let eventTopic: String
-    let mqtt: MosquittoClient
+    let mqtt: any MQTTClient
     let logger: Logger
     let busAddress: DBusBus
     /// Whether bluetoothd holds the agent as its default one now.
@@ -24,7 +23,7 @@ package actor PeripheralPairingService: Service {
     /// How long one registration call may take.
     static let callTimeout: Duration = .seconds(5)
 
-    package init(configuration: BridgeConfiguration, mqtt: MosquittoClient, logger: Logger, bus: DBusBus = .system) {
+    package init(configuration: BridgeConfiguration, mqtt: any MQTTClient, logger: Logger, bus: DBusBus = .system) {
         passkey = configuration.peripheral?.passkey
         eventTopic = TopicLayout(configuration.mqtt).bridgeEvent
         self.mqtt = mqtt

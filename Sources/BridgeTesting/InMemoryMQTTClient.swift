@@ -1,0 +1,160 @@
+import Dispatch
+import MQTTCore
+
+/// One client of an `InMemoryMQTTBroker`, conforming to the bridges' `MQTTClient` port.
+///
+/// It always has capacity: `publishOnQueue` takes every message (QoS 0 ones fail while disconnected, as with a
+/// real client). Link changes are driven by the test: `dropConnection()` (the broker publishes the Last Will) and
+/// `reconnect()`.
+package final class InMemoryMQTTClient: MQTTClient {
+    package let id: String
+    let broker: InMemoryMQTTBroker
+    package let publishQueue: DispatchQueue
+    package let connectionEvents: AsyncStream<MQTTConnectionEvent>
+    let events: AsyncStream<MQTTConnectionEvent>.Continuation
+
+    init(id: String, broker: InMemoryMQTTBroker) {
+        self.id = id
+        self.broker = broker
+        publishQueue = DispatchQueue(label: "gattway.testing.mqtt.\(id)")
+        // Unbounded: a test makes a handful of link changes, and a bridge that missed one would be a false result.
+        (connectionEvents, events) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
+        events.yield(.connected)
+    }
+
+    package var messages: MQTTInboundStream {
+        MQTTInboundStream { [self] maximum in await self.takeInbound(maximum: maximum) }
+    }
+
+    package var isConnected: Bool {
+        broker.state.withLock { $0.sessions[id]?.connected ?? false }
+    }
+
+    package func publish(_ message: MQTTMessage) async throws {
+        try publishNow(message)
+    }
+
+    package func publish(contentsOf messages: [MQTTMessage]) async throws {
+        for message in messages { try publishNow(message) }
+    }
+
+    package func subscribe(_ filter: String, qos: MQTTQoS, options: MQTTSubscriptionOptions) async throws {
+        let parsed = try MQTTTopicFilter(filter)
+        broker.state.withLock { state in
+            guard var session = state.sessions[id] else { return }
+            session.subscriptions.removeAll { $0.filter == parsed }
+            session.subscriptions.append((parsed, options))
+            state.sessions[id] = session
+            if session.connected && !options.neverSendRetained {
+                broker.sendRetained(matching: parsed, to: id, in: &state)
+            }
+        }
+    }
+
+    package func unsubscribe(_ filter: String) async throws {
+        let parsed = try MQTTTopicFilter(filter)
+        broker.state.withLock { $0.sessions[id]?.subscriptions.removeAll { $0.filter == parsed } }
+    }
+
+    package func publishOnQueue(
+        _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
+    ) -> MQTTQueuePublishResult {
+        dispatchPrecondition(condition: .onQueue(publishQueue))
+        var result = MQTTQueuePublishResult(taken: 0, failed: 0)
+        for message in messages {
+            do { try publishNow(message) } catch { result.failed += 1 }
+            result.taken += 1
+        }
+        return result
+    }
+
+    /// The filters this client is subscribed to, in the order they were made.
+    package var subscriptions: [(filter: String, options: MQTTSubscriptionOptions)] {
+        broker.state.withLock { state in
+            (state.sessions[id]?.subscriptions ?? []).map { ($0.filter.rawValue, $0.options) }
+        }
+    }
+
+    /// The link drops without DISCONNECT: the broker publishes the Last Will and the client reports the loss.
+    package func dropConnection() {
+        broker.state.withLock { state in
+            guard var session = state.sessions[id], session.connected else { return }
+            session.connected = false
+            state.sessions[id] = session
+            if let will = session.will { broker.accept(will, from: id, in: &state) }
+        }
+        events.yield(.disconnected(.connectionLost(reason: "dropped by the test")))
+    }
+
+    /// The link comes back: subscriptions are made again (retained messages sent again), QoS 1/2 messages queued
+    /// while offline are published, and the client reports `.connected`.
+    package func reconnect() {
+        broker.state.withLock { state in
+            guard var session = state.sessions[id], !session.connected else { return }
+            session.connected = true
+            let queued = session.offlineQueue
+            session.offlineQueue = []
+            state.sessions[id] = session
+            for subscription in session.subscriptions where !subscription.options.neverSendRetained {
+                broker.sendRetained(matching: subscription.filter, to: id, in: &state)
+            }
+            for message in queued { broker.accept(message, from: id, in: &state) }
+        }
+        events.yield(.connected)
+    }
+
+    /// Ends `messages` and `connectionEvents`, as a client whose `run()` returned.
+    package func stop() {
+        broker.state.withLock { state in
+            state.sessions[id]?.stopped = true
+            state.sessions[id]?.inboundWaiter?.resume(returning: [])
+            state.sessions[id]?.inboundWaiter = nil
+        }
+        events.finish()
+    }
+
+    private func publishNow(_ message: MQTTMessage) throws(MQTTError) {
+        try MQTTTopic.validate(message.topic)
+        try broker.state.withLock { (state) throws(MQTTError) in
+            guard var session = state.sessions[id], !session.stopped else {
+                throw .clientStopped(operation: "publishing to \(message.topic)")
+            }
+            guard session.connected else {
+                if message.qos == .atMostOnce { throw .notConnected(operation: "publishing to \(message.topic)") }
+                session.offlineQueue.append(message)
+                state.sessions[id] = session
+                return
+            }
+            broker.accept(message, from: id, in: &state)
+        }
+    }
+
+    private func takeInbound(maximum: Int) async -> [MQTTMessage] {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                broker.state.withLock { state in
+                    // Like a real client, a stopped one still hands out what it had buffered, then ends.
+                    guard var session = state.sessions[id], !Task.isCancelled,
+                        !(session.stopped && session.inbound.isEmpty)
+                    else {
+                        continuation.resume(returning: [])
+                        return
+                    }
+                    if session.inbound.isEmpty {
+                        session.inboundWaiter = continuation
+                    } else {
+                        let count = min(maximum, session.inbound.count)
+                        continuation.resume(returning: Array(session.inbound.prefix(count)))
+                        session.inbound.removeFirst(count)
+                    }
+                    state.sessions[id] = session
+                }
+            }
+        } onCancel: {
+            broker.state.withLock { state in
+                state.sessions[id]?.inboundWaiter?.resume(returning: [])
+                state.sessions[id]?.inboundWaiter = nil
+            }
+        }
+    }
+}

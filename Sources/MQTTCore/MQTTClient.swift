@@ -1,0 +1,65 @@
+import Dispatch
+
+/// A change of an MQTT client's link to the broker.
+package enum MQTTConnectionEvent: Sendable, Equatable {
+    /// CONNACK accepted: the client is connected (again). The broker has published our Last Will if the link
+    /// dropped before, so retained state announced on connect must be announced again.
+    case connected
+    case disconnected(MQTTError)
+}
+
+/// What `MQTTClient.publishOnQueue` did with a batch.
+package struct MQTTQueuePublishResult: Sendable, Equatable {
+    /// How many messages, from the start, were handled (published, or failed and counted in `failed`).
+    package var taken: Int
+    /// Of those, how many could not be published (QoS 0 while disconnected, or refused by the client).
+    package var failed: Int
+
+    package init(taken: Int, failed: Int) {
+        self.taken = taken
+        self.failed = failed
+    }
+}
+
+/// The MQTT client as the bridges use it: the port between them and a broker.
+///
+/// `MosquittoClient` is the production conformer; `BridgeTesting.InMemoryMQTTBroker` hands out in-memory ones.
+/// Two ways to publish exist because the notification hot path must not hop: `publish` is the ordinary awaitable
+/// one, while `publishOnQueue` is synchronous and runs on `publishQueue`, where code that reads values (a
+/// notification socket's DispatchSource, say) already runs.
+package protocol MQTTClient: AnyObject, Sendable {
+    /// Received messages, in order, with the client's inbound backpressure. Single consumer.
+    var messages: MQTTInboundStream { get }
+
+    /// Link changes. Single consumer.
+    var connectionEvents: AsyncStream<MQTTConnectionEvent> { get }
+
+    /// True while a CONNACK-confirmed link is up.
+    var isConnected: Bool { get async }
+
+    /// Publishes `message`, waiting for capacity (an outstanding slot for QoS 1/2, room in the output buffer for
+    /// QoS 0) but not for the acknowledgement. QoS 0 while disconnected throws `MQTTError.notConnected`.
+    func publish(_ message: MQTTMessage) async throws
+
+    /// Publishes `messages` in order in one hop to the client, waiting for capacity as `publish` does.
+    func publish(contentsOf messages: [MQTTMessage]) async throws
+
+    /// Subscribes to `filter` and keeps the subscription across reconnects. `options` (No Local, Retain Handling)
+    /// apply with MQTT 5 only.
+    func subscribe(_ filter: String, qos: MQTTQoS, options: MQTTSubscriptionOptions) async throws
+
+    /// Unsubscribes from `filter` and forgets it.
+    func unsubscribe(_ filter: String) async throws
+
+    /// The serial queue `publishOnQueue` must be called on.
+    var publishQueue: DispatchQueue { get }
+
+    /// Publishes from code already running on `publishQueue`, without suspending: messages are taken in order
+    /// while there is capacity. When not all were taken, `onCapacity` runs once on `publishQueue` as soon as
+    /// capacity returns, so the caller can offer the rest then.
+    ///
+    /// - Precondition: called on `publishQueue`.
+    func publishOnQueue(
+        _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
+    ) -> MQTTQueuePublishResult
+}
