@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "CentralBridge",
             dependencies: [
-                "BridgeCore", "BlueZ", "MQTTCore", "BluetoothCore", "DBus",
+                "BridgeCore", "MQTTCore", "BluetoothCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -12,26 +12,9 @@ package enum BlueZWriteType: String, Sendable, Hashable {
 
 /// The discovery filter the client asks BlueZ for (Adapter1.SetDiscoveryFilter). BlueZ merges every client's
 /// filter, so what arrives must still be filtered locally.
-package struct BlueZDiscoveryFilter: Sendable, Hashable {
-    package var uuids: [String] = []
-    package var rssi: Int16?
-    package var pathloss: UInt16?
-    package var transport: String = "le"
-    package var duplicateData = false
-    package var pattern: String?
+package typealias BlueZDiscoveryFilter = BLEDiscoveryFilter
 
-    package init(
-        uuids: [String] = [], rssi: Int16? = nil, pathloss: UInt16? = nil, transport: String = "le",
-        duplicateData: Bool = false, pattern: String? = nil
-    ) {
-        self.uuids = uuids
-        self.rssi = rssi
-        self.pathloss = pathloss
-        self.transport = transport
-        self.duplicateData = duplicateData
-        self.pattern = pattern
-    }
-
+extension BLEDiscoveryFilter {
     var dbusValue: DBusValue {
         var entries: [String: DBusValue] = [
             "Transport": .string(transport),

@@ -31,10 +31,20 @@ package final class BlueZClient: Sendable {
     /// Buffering: signals are buffered by the D-Bus layer (newest 16,384 kept, drops counted there), so a consumer
     /// that stalls loses old changes rather than growing memory; `DBusConnection.droppedSignalCount` tells.
     package func watch() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(65_536))
+        watch { $0 }
+    }
+
+    /// `watch()` with each event transformed (or left out, for nil) in the watching task itself, so a consumer that
+    /// wants another form of event needs no second task or buffer.
+    package func watch<Output: Sendable>(
+        _ transform: @escaping @Sendable (Event) -> Output?
+    ) -> AsyncStream<Output> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: .bufferingOldest(65_536))
         let task = Task { [connection, logger] in
             do {
-                try await Self.runWatch(connection: connection, logger: logger, continuation: continuation)
+                try await Self.runWatch(connection: connection, logger: logger) { event in
+                    if let output = transform(event) { continuation.yield(output) }
+                }
             } catch {
                 logger.debug("bluez.watch.ended", metadata: ["error": "\(error)"])
             }
@@ -45,7 +55,7 @@ package final class BlueZClient: Sendable {
     }
 
     private static func runWatch(
-        connection: DBusConnection, logger: Logger, continuation: AsyncStream<Event>.Continuation
+        connection: DBusConnection, logger: Logger, yield: @escaping @Sendable (Event) -> Void
     ) async throws {
         let buffering = DBusSignalBuffering.dropOldest(limit: 16_384)
         // Subscribe before asking for the snapshot so that nothing between the two is missed.
@@ -55,26 +65,26 @@ package final class BlueZClient: Sendable {
         let bluezSignals = try await connection.signals(
             matching: DBusMatchRule(sender: BlueZName.service), buffering: buffering)
         if try await connection.nameHasOwner(BlueZName.service) {
-            continuation.yield(.snapshot(try await managedObjects(connection)))
+            yield(.snapshot(try await managedObjects(connection)))
         } else {
             logger.info("bluez.absent")
-            continuation.yield(.serviceLost)
+            yield(.serviceLost)
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await change in owners {
                     if (change.newOwner ?? "").isEmpty {
-                        continuation.yield(.serviceLost)
+                        yield(.serviceLost)
                     } else {
                         // A fresh bluetoothd: its tree replaces whatever was known.
                         let snapshot = try await Self.managedObjectsWithRetry(connection)
-                        continuation.yield(.snapshot(snapshot))
+                        yield(.snapshot(snapshot))
                     }
                 }
             }
             group.addTask {
                 for await signal in bluezSignals {
-                    if let event = Self.event(from: signal) { continuation.yield(event) }
+                    if let event = Self.event(from: signal) { yield(event) }
                 }
             }
             try await group.next()

@@ -1,93 +1,61 @@
 import BluetoothCore
 import DBus
 
-/// What BlueZ tells about one remote device (org.bluez.Device1), decoded once from its D-Bus properties.
-///
-/// Optional properties stay nil while BlueZ leaves them out (notes: absent, not zero).
-package struct BlueZDeviceState: Sendable, Hashable {
-    package var path: String
-    package var adapterPath: String
-    package var address: BluetoothAddress?
-    package var addressType: String?
-    package var name: String?
-    package var alias: String?
-    package var rssi: Int16?
-    package var txPower: Int16?
-    package var manufacturerData: [UInt16: [UInt8]] = [:]
-    package var serviceData: [String: [UInt8]] = [:]
-    package var uuids: [String] = []
-    package var connected = false
-    package var servicesResolved = false
-    package var paired = false
-    package var trusted = false
+/// What BlueZ tells about one remote device (org.bluez.Device1): `BLEDeviceState`, decoded from D-Bus here.
+package typealias BlueZDeviceState = BLEDeviceState
 
+extension BLEDeviceState {
+    /// Decodes an org.bluez.Device1 property set (InterfacesAdded, GetManagedObjects).
     package init(path: String, properties: [String: DBusValue]) {
-        self.path = path
-        adapterPath = properties["Adapter"]?.variantValue.objectPath ?? Self.adapterPath(of: path)
-        apply(changed: properties, invalidated: [])
+        self.init(
+            path: path, adapterPath: properties["Adapter"]?.variantValue.objectPath,
+            properties: Self.decode(changed: properties, invalidated: []))
     }
 
-    /// What an advert shows: names, RSSI, tx power, manufacturer and service data, advertised UUIDs.
-    private struct AdvertView: Equatable {
-        var name: String?, alias: String?, rssi: Int16?, txPower: Int16?
-        var manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], uuids: [String]
-    }
-
-    private var advertView: AdvertView {
-        AdvertView(
-            name: name, alias: alias, rssi: rssi, txPower: txPower, manufacturerData: manufacturerData,
-            serviceData: serviceData, uuids: uuids)
-    }
-
-    /// Applies a PropertiesChanged (or the initial property set); returns whether anything an advert shows changed.
+    /// Applies a PropertiesChanged; returns whether anything an advert shows changed.
     @discardableResult
     package mutating func apply(changed: [String: DBusValue], invalidated: [String]) -> Bool {
-        let before = advertView
+        apply(Self.decode(changed: changed, invalidated: invalidated))
+    }
+
+    /// The properties of a PropertiesChanged (or of an initial property set); unknown ones are left out.
+    static func decode(changed: [String: DBusValue], invalidated: [String]) -> [BLEDeviceProperty] {
+        var properties: [BLEDeviceProperty] = []
         for (key, wrapped) in changed {
             let value = wrapped.variantValue
             switch key {
-            case "Address": address = value.string.flatMap { BluetoothAddress($0) }
-            case "AddressType": addressType = value.string
-            case "Name": name = value.string
-            case "Alias": alias = value.string
-            case "RSSI": rssi = value.int16
-            case "TxPower": txPower = value.int16
-            case "Connected": connected = value.bool ?? false
-            case "ServicesResolved": servicesResolved = value.bool ?? false
-            case "Paired": paired = value.bool ?? false
-            case "Trusted": trusted = value.bool ?? false
-            case "UUIDs": uuids = value.stringArray ?? []
+            case "Address": properties.append(.address(value.string.flatMap { BluetoothAddress($0) }))
+            case "AddressType": properties.append(.addressType(value.string))
+            case "Name": properties.append(.name(value.string))
+            case "Alias": properties.append(.alias(value.string))
+            case "RSSI": properties.append(.rssi(value.int16))
+            case "TxPower": properties.append(.txPower(value.int16))
+            case "Connected": properties.append(.connected(value.bool ?? false))
+            case "ServicesResolved": properties.append(.servicesResolved(value.bool ?? false))
+            case "Paired": properties.append(.paired(value.bool ?? false))
+            case "Trusted": properties.append(.trusted(value.bool ?? false))
+            case "UUIDs": properties.append(.uuids(value.stringArray ?? []))
             case "ManufacturerData":
                 var decoded: [UInt16: [UInt8]] = [:]
-                for (id, data) in value.uint16KeyedDictionary ?? [:] {
-                    decoded[id] = data.variantValue.bytes ?? []
-                }
-                manufacturerData = decoded
+                for (id, data) in value.uint16KeyedDictionary ?? [:] { decoded[id] = data.variantValue.bytes ?? [] }
+                properties.append(.manufacturerData(decoded))
             case "ServiceData":
                 var decoded: [String: [UInt8]] = [:]
-                for (uuid, data) in value.stringKeyedDictionary ?? [:] {
-                    decoded[uuid] = data.variantValue.bytes ?? []
-                }
-                serviceData = decoded
+                for (uuid, data) in value.stringKeyedDictionary ?? [:] { decoded[uuid] = data.variantValue.bytes ?? [] }
+                properties.append(.serviceData(decoded))
             default: break
             }
         }
         for key in invalidated {
             switch key {
-            case "RSSI": rssi = nil
-            case "TxPower": txPower = nil
-            case "Name": name = nil
-            case "ManufacturerData": manufacturerData = [:]
-            case "ServiceData": serviceData = [:]
+            case "RSSI": properties.append(.rssi(nil))
+            case "TxPower": properties.append(.txPower(nil))
+            case "Name": properties.append(.name(nil))
+            case "ManufacturerData": properties.append(.manufacturerData([:]))
+            case "ServiceData": properties.append(.serviceData([:]))
             default: break
             }
         }
-        return before != advertView
-    }
-
-    /// `/org/bluez/hci0/dev_…` → `/org/bluez/hci0`.
-    static func adapterPath(of devicePath: String) -> String {
-        guard let slash = devicePath.lastIndex(of: "/") else { return devicePath }
-        return String(devicePath[..<slash])
+        return properties
     }
 }

@@ -1,4 +1,4 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
 import MQTTCore
 
@@ -33,7 +33,7 @@ extension CentralBridge {
     }
 
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
-    static func advertPayload(_ state: BlueZDeviceState) -> [UInt8] {
+    static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
         AdvertPayload(
             address: state.address?.description, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
             txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,

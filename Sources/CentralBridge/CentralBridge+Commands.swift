@@ -1,4 +1,4 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
@@ -111,14 +111,15 @@ extension CentralBridge {
                 let timeout = configuration.bluetooth.requestTimeout
                 switch command.kind {
                 case .write(let bytes):
-                    let type: BlueZWriteType = route.characteristic.write == .withoutResponse ? .command : .request
+                    let withResponse = route.characteristic.write != .withoutResponse
                     try await retryingInProgress {
-                        try await self.bluez.writeValue(characteristic: characteristicPath, bytes, type: type, timeout: timeout)
+                        try await self.central.writeValue(
+                            characteristic: characteristicPath, bytes, withResponse: withResponse, timeout: timeout)
                     }
                     succeed(reply)
                 case .read:
                     let value = try await retryingInProgress {
-                        try await self.bluez.readValue(characteristic: characteristicPath, timeout: timeout)
+                        try await self.central.readValue(characteristic: characteristicPath, timeout: timeout)
                     }
                     publishReadValue(value, route: route, reply: reply)
                 }
@@ -145,7 +146,7 @@ extension CentralBridge {
                     try await waitForDevice(path, timeout: timeout) { $0?.servicesResolved ?? false }
                 } catch {
                     throw CommandFailure(
-                        name: BlueZName.Error.notConnected,
+                        name: BlueZErrorName.notConnected.rawValue,
                         message: "\(device.topic) is not connected (waited \(timeout))")
                 }
             case .never:

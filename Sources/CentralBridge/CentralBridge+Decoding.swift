@@ -1,4 +1,3 @@
-import BlueZ
 import BluetoothCore
 import BridgeCore
 import Logging

@@ -1,7 +1,5 @@
-import BlueZ
 import BluetoothCore
 import BridgeCore
-import DBus
 import Logging
 import MQTTCore
 
@@ -54,7 +52,7 @@ extension CentralBridge {
         if !(tree.devices[path]?.connected ?? false) {
             await acquireConnectSlot()
             defer { releaseConnectSlot() }
-            try await retryingInProgress { try await self.bluez.connect(device: path, timeout: bluetooth.connectTimeout) }
+            try await retryingInProgress { try await self.central.connect(device: path, timeout: bluetooth.connectTimeout) }
             metrics.connects.increment()
         }
         // GATT discovery continues after Connect replies: use the tree only once ServicesResolved is true.
@@ -63,7 +61,7 @@ extension CentralBridge {
             try await waitForDevice(path, timeout: bluetooth.connectTimeout) { $0?.servicesResolved ?? false }
         } catch {
             throw CommandFailure(
-                name: BlueZName.Error.notConnected,
+                name: BlueZErrorName.notConnected.rawValue,
                 message: "services of \(device.topic) were not resolved within \(bluetooth.connectTimeout)")
         }
         // Characteristics that need encryption fail until the link is paired: pair first when configured to.
@@ -99,7 +97,7 @@ extension CentralBridge {
     private func subscribeNotifications(_ path: String) async throws {
         guard let device = devices[path] else { return }
         closeSockets(path)
-        var resolved: [(route: CharacteristicRoute, characteristic: BlueZCharacteristicState)] = []
+        var resolved: [(route: CharacteristicRoute, characteristic: BLECharacteristicState)] = []
         for route in device.routes {
             guard let characteristic = tree.characteristic(
                 ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
@@ -133,18 +131,21 @@ extension CentralBridge {
         ]
         if acquire {
             do {
-                let (fd, mtu) = try await bluez.acquireNotify(characteristic: characteristicPath)
                 let publisher = NotificationPublisher(route: route, mqtt: mqtt, store: store, metrics: metrics)
                 // The hang-up is seen on the MQTT client's queue; it reaches the bridge as a job of `run()`.
                 let jobs = self.jobs
                 let generation = device.socketGeneration
-                let socket = publisher.start(fd: fd.take(), mtu: mtu) { [weak self] in
-                    guard let bridge = self else { return }
-                    jobs?.yield {
-                        await bridge.notifySocketHungUp(
-                            path, generation: generation, route: route, characteristicPath: characteristicPath)
-                    }
-                }
+                let socket = try await central.acquireNotify(
+                    characteristic: characteristicPath, timeout: .seconds(10), queue: mqtt.publishQueue,
+                    onBatch: { batch in publisher.handle(batch) },
+                    onClose: { [weak self] byPeer in
+                        guard byPeer, let bridge = self else { return }
+                        jobs?.yield {
+                            await bridge.notifySocketHungUp(
+                                path, generation: generation, route: route, characteristicPath: characteristicPath)
+                        }
+                    })
+                publisher.attach(socket)
                 devices[path]?.sockets.append(socket)
                 // Values now arrive on the socket; a PropertiesChanged(Value) is then only a read's echo.
                 logger.debug("device.notify.acquired", metadata: names)
@@ -153,7 +154,7 @@ extension CentralBridge {
                 logger.info("device.notify.fallback", metadata: names.merging(["error": "\(error)"]) { $1 })
             }
         }
-        try await retryingInProgress { try await self.bluez.startNotify(characteristic: characteristicPath) }
+        try await retryingInProgress { try await self.central.startNotify(characteristic: characteristicPath, timeout: .seconds(10)) }
     }
 
     /// Sockets bluetoothd may close during one connection before StartNotify replaces AcquireNotify.
@@ -195,7 +196,7 @@ extension CentralBridge {
                 ofDevice: path, service: BluetoothUUID.gapService, uuid: BluetoothUUID.gapDeviceName)
         else { return }
         do {
-            let bytes = try await bluez.readValue(
+            let bytes = try await central.readValue(
                 characteristic: characteristic.path, timeout: configuration.bluetooth.requestTimeout)
             devices[path]?.deviceName = DeviceNameText.text(of: bytes)
             markDevicesListDirty()
@@ -240,7 +241,7 @@ extension CentralBridge {
         else { return }
         closeSockets(path)
         devices[path]?.disconnectReason = "idle_timeout"
-        try? await bluez.disconnect(device: path)
+        try? await central.disconnect(device: path, timeout: .seconds(10))  // a failed disconnect shows as still online
     }
 
     /// Retries an operation that BlueZ refuses with InProgress (routine for concurrent GATT operations), a bounded
@@ -248,7 +249,7 @@ extension CentralBridge {
     func retryingInProgress<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
         var backoff = JitteredBackoff(initial: .milliseconds(50), maximum: .milliseconds(800))
         for _ in 0..<5 {
-            do { return try await operation() } catch let error as DBusError where error.name == BlueZName.Error.inProgress {
+            do { return try await operation() } catch let error as BlueZError where error.isInProgress {
                 metrics.inProgressRetries.increment()
                 try await Task.sleep(for: backoff.next())
             }
@@ -259,10 +260,10 @@ extension CentralBridge {
     static func failure(from error: any Error) -> CommandFailure {
         switch error {
         case let failure as CommandFailure: failure
-        case let dbus as DBusError:
-            dbus.name == DBusError.noReply
-                ? CommandFailure.gattway("Timeout", "BlueZ did not answer in time (\(dbus.message))")
-                : CommandFailure(name: dbus.name, message: dbus.message)
+        case let bluez as BlueZError:
+            bluez.isTimeout
+                ? CommandFailure.gattway("Timeout", "BlueZ did not answer in time (\(bluez.message))")
+                : CommandFailure(name: bluez.name.rawValue, message: bluez.message)
         case is CancellationError: CommandFailure.gattway("Cancelled", "Gattway is stopping")
         default: CommandFailure.gattway("Failed", "\(error)")
         }

@@ -1,6 +1,5 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
-import DBus
 import Logging
 import MQTTCore
 
@@ -28,7 +27,6 @@ extension CentralBridge {
         pairingInProgress = true
         defer { pairingInProgress = false }
         let topic = device.topic
-        let connection = bluez.connection
         // What bluetoothd asks to show (a passkey to type on the device, a number to compare) goes to bridge/event.
         let outbox = self.outbox
         let eventTopic = routes.bridgeEventTopic
@@ -41,22 +39,7 @@ extension CentralBridge {
             writer.endObject()
             outbox.send(MQTTMessage(topic: eventTopic, payload: writer.bytes, qos: .atLeastOnce))
         }
-        _ = try await BlueZPairingAgent.export(on: connection, device: path, passkey: passkey, show: show)
-        let timeout = configuration.bluetooth.requestTimeout
-        do {
-            try await bluez.registerAgent(path: BlueZPairingAgent.path, capability: .keyboardDisplay, timeout: timeout)
-            do {
-                try await bluez.pair(device: path, timeout: Self.pairingTimeout)
-            } catch {
-                try? await bluez.unregisterAgent(path: BlueZPairingAgent.path, timeout: timeout)
-                throw error
-            }
-            try? await bluez.unregisterAgent(path: BlueZPairingAgent.path, timeout: timeout)
-        } catch {
-            try? await connection.unexport(path: BlueZPairingAgent.path)
-            throw error
-        }
-        try? await connection.unexport(path: BlueZPairingAgent.path)
+        try await central.pair(device: path, passkey: passkey, timeout: Self.pairingTimeout, prompt: show)
         logger.notice("device.paired", metadata: ["device.name": "\(topic)"])
     }
 
@@ -65,10 +48,10 @@ extension CentralBridge {
     func unpair(_ path: String) async throws {
         let timeout = configuration.bluetooth.requestTimeout
         if pairingInProgress {
-            try await bluez.cancelPairing(device: path, timeout: timeout)
+            try await central.cancelPairing(device: path, timeout: timeout)
         } else if tree.devices[path]?.paired ?? false {
             closeSockets(path)
-            try await bluez.removeDevice(adapter: adapterPath, device: path)
+            try await central.removeDevice(adapter: adapterPath, device: path)
         } else {
             throw CommandFailure.gattway("NotPaired", "\(devices[path]?.topic ?? path) is not paired")
         }

@@ -1,4 +1,4 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore

@@ -1,4 +1,4 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
@@ -73,7 +73,7 @@ extension CentralBridge {
         let filters = device.routes.flatMap { [$0.setTopic, $0.getTopic] }
         subscribedFilters.subtract(filters)
         logger.notice("device.released", metadata: ["device.name": "\(device.topic)", "reason": "\(reason)"])
-        let bluez = self.bluez
+        let central = self.central
         let logger = self.logger
         let mqtt = self.mqtt
         spawn {
@@ -83,7 +83,7 @@ extension CentralBridge {
                 }
             }
             guard connected else { return }
-            do { try await bluez.disconnect(device: path) } catch {
+            do { try await central.disconnect(device: path, timeout: .seconds(10)) } catch {
                 logger.info("device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
             }
         }

@@ -1,4 +1,4 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
@@ -115,7 +115,7 @@ extension CentralBridge {
             case "disconnect":
                 closeSockets(path)
                 devices[path]?.disconnectReason = "requested"
-                try await bluez.disconnect(device: path)
+                try await central.disconnect(device: path, timeout: .seconds(10))
             default:
                 closeSockets(path)
                 publishAvailability(path, online: false)
@@ -123,7 +123,7 @@ extension CentralBridge {
                 values.setRoutes([:], ofDevice: path)
                 tree.pinnedDevices.remove(path)
                 store.forget(address: device.address)
-                try await bluez.removeDevice(adapter: adapterPath, device: path)
+                try await central.removeDevice(adapter: adapterPath, device: path)
                 markDevicesListDirty()
             }
             succeed(reply) { $0.field("device", device.topic) }

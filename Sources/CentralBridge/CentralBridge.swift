@@ -1,7 +1,5 @@
-import BlueZ
 import BluetoothCore
 import BridgeCore
-import DBus
 import DequeModule
 import Logging
 import MQTTCore
@@ -9,15 +7,16 @@ import ServiceLifecycle
 
 /// The central bridge: discovered peripherals and their characteristics as MQTT topics.
 ///
-/// One actor owns all state (BlueZ's object tree, the tracked devices, waiters); long operations run as child
-/// tasks of `run()` and report back through actor methods. Values do not pass through the actor: notification
-/// sockets are read and published on the MQTT client's queue, and StartNotify values go from the D-Bus
-/// connection's queue (a signal tap) through the value relay and the outbox to the MQTT client's queue.
+/// One actor owns all state (the central's object tree, the tracked devices, waiters); long operations run as
+/// child tasks of `run()` and report back through actor methods. It talks to the Bluetooth stack only through the
+/// `BLECentral` port and to the broker only through the `MQTTClient` port. Values do not pass through the actor:
+/// notification channels are read and published on the MQTT client's queue, and StartNotify values go from the
+/// central's value sink through the value relay and the outbox to the MQTT client's queue.
 package actor CentralBridge: Service {
     typealias Job = @Sendable () async -> Void
 
     var configuration: BridgeConfiguration
-    let bluez: BlueZClient
+    let central: any BLECentral
     let mqtt: any MQTTClient
     let logger: Logger
     var routes: CentralRoutes
@@ -27,7 +26,7 @@ package actor CentralBridge: Service {
     let outbox: Outbox
     let values: ValueRelay
 
-    var tree: BlueZObjectTree
+    var tree: BLEObjectTree
     var devices: [String: TrackedDevice] = [:]
     var jobs: AsyncStream<Job>.Continuation?
     var waiters: [UInt64: DeviceWaiter] = [:]
@@ -56,20 +55,20 @@ package actor CentralBridge: Service {
     let version: String
 
     package init(
-        configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: any MQTTClient, version: String,
+        configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
         bindkeys: [Int: Bindkey] = [:], openAESCCM: AESCCMOpening? = nil, logger: Logger
     ) {
         self.configuration = configuration
         self.bindkeys = bindkeys
         self.openAESCCM = openAESCCM
         self.version = version
-        self.bluez = bluez
+        self.central = central
         self.mqtt = mqtt
         self.logger = logger
         routes = CentralRoutes(configuration: configuration)
         store = CentralStateStore(directory: configuration.stateDirectory, logger: logger)
         adapterPath = "/org/bluez/" + configuration.bluetooth.adapter
-        tree = BlueZObjectTree(maxDevices: configuration.bluetooth.maxTrackedDevices)
+        tree = BLEObjectTree(maxDevices: configuration.bluetooth.maxTrackedDevices)
         connectSlotsFree = configuration.bluetooth.maxConcurrentConnects
         metrics = CentralMetrics()
         outbox = Outbox(mqtt: mqtt, logger: logger)
@@ -135,10 +134,10 @@ package actor CentralBridge: Service {
     private func consumeBlueZEvents() async throws {
         let values = self.values
         // The StartNotify hot path; the tap lasts as long as the connection, which ends with the process.
-        _ = try await bluez.tapCharacteristicValues { path, value in
+        try await central.setValueSink { path, value in
             values.relay(value, ofCharacteristic: path)
         }
-        for await event in bluez.watch() {
+        for await event in central.events() {
             handle(event)
         }
         guard Task.isCancelled || shuttingDown else {
@@ -166,32 +165,27 @@ package actor CentralBridge: Service {
         }
     }
 
-    func handle(_ event: BlueZClient.Event) {
-        let changes: [BlueZObjectTree.Change]
+    func handle(_ event: BLECentralEvent) {
         switch event {
-        case .snapshot(let objects):
+        case .snapshot:
             bluetoothdPresent = true
             discovering = false
-            changes = tree.replaceAll(with: objects)
-            logger.notice("bluez.present", metadata: ["devices": "\(tree.devices.count)"])
-            spawn { await self.ensureDiscovery() }
         case .serviceLost:
             if bluetoothdPresent { logger.warning("bluez.lost") }
             bluetoothdPresent = false
             discovering = false
-            changes = tree.replaceAll(with: .array(elementSignature: "{oa{sa{sv}}}", []))
-        case .interfacesAdded(let path, let interfaces):
-            changes = tree.interfacesAdded(path: path, interfaces: interfaces)
-        case .interfacesRemoved(let path, let interfaces):
-            changes = tree.interfacesRemoved(path: path, interfaces: interfaces)
-        case .propertiesChanged(let path, let interface, let changed, let invalidated):
-            changes = tree.propertiesChanged(
-                path: path, interface: interface, changed: changed, invalidated: invalidated)
+        default:
+            break
+        }
+        let changes = tree.apply(event)
+        if case .snapshot = event {
+            logger.notice("bluez.present", metadata: ["devices": "\(tree.devices.count)"])
+            spawn { await self.ensureDiscovery() }
         }
         for change in changes { apply(change) }
     }
 
-    private func apply(_ change: BlueZObjectTree.Change) {
+    private func apply(_ change: BLEObjectTree.Change) {
         switch change {
         case .adapterChanged(let path) where path == adapterPath:
             if let adapter = tree.adapters[path], !adapter.powered { discovering = false }
@@ -326,15 +320,14 @@ package actor CentralBridge: Service {
         }
         discovering = true
         let scan = configuration.bluetooth.scan
-        let filter = BlueZDiscoveryFilter(
+        let filter = BLEDiscoveryFilter(
             uuids: scan.uuids.map(\.description), rssi: scan.rssi.map { Int16(clamping: $0) },
             pathloss: scan.pathloss.map { UInt16(clamping: $0) }, transport: scan.transport.rawValue,
             duplicateData: scan.duplicates, pattern: scan.pattern)
         do {
-            try await bluez.setDiscoveryFilter(adapter: adapterPath, filter)
-            try await bluez.startDiscovery(adapter: adapterPath)
+            try await central.startDiscovery(adapter: adapterPath, filter: filter)
             logger.info("bluez.discovery.started")
-        } catch let error as DBusError where error.name == BlueZName.Error.inProgress {
+        } catch let error as BlueZError where error.isInProgress {
             // Our session already runs (e.g. after a reconnect of ours, not of bluetoothd).
         } catch {
             discovering = false
@@ -346,7 +339,7 @@ package actor CentralBridge: Service {
 
     struct DeviceWaiter {
         let path: String
-        let condition: @Sendable (BlueZDeviceState?) -> Bool
+        let condition: @Sendable (BLEDeviceState?) -> Bool
         let signal: DeviceWaiterSignal
     }
 
@@ -355,7 +348,7 @@ package actor CentralBridge: Service {
     /// The timeout is a child task that ends with the wait, so a long one (a link waiting for its device to drop)
     /// leaves nothing behind; cancellation and shutdown end the wait at once.
     func waitForDevice(
-        _ path: String, timeout: Duration, until condition: @escaping @Sendable (BlueZDeviceState?) -> Bool
+        _ path: String, timeout: Duration, until condition: @escaping @Sendable (BLEDeviceState?) -> Bool
     ) async throws {
         if condition(tree.devices[path]) { return }
         if shuttingDown { throw CancellationError() }
@@ -409,12 +402,12 @@ package actor CentralBridge: Service {
             devices[path]?.disconnectReason = "stopping"
             connected.append((path, device.topic))
         }
-        let bluez = self.bluez
+        let central = self.central
         let logger = self.logger
         await withTaskGroup(of: Void.self) { group in
             for (path, topic) in connected {
                 group.addTask {
-                    do { try await bluez.disconnect(device: path, timeout: .seconds(5)) } catch {
+                    do { try await central.disconnect(device: path, timeout: .seconds(5)) } catch {
                         logger.info("device.disconnect.failed", metadata: ["device.name": "\(topic)", "error": "\(error)"])
                     }
                 }
@@ -422,7 +415,7 @@ package actor CentralBridge: Service {
         }
         for path in devices.keys { publishAvailability(path, online: false) }
         for waiter in waiters.values { waiter.signal.fail(CancellationError()) }
-        if discovering { try? await bluez.stopDiscovery(adapter: adapterPath) }
+        if discovering { try? await central.stopDiscovery(adapter: adapterPath) }
         store.save()
     }
 }

@@ -1,15 +1,14 @@
-import BlueZ
 import BluetoothCore
 import BridgeCore
 
 /// Decides which configured device, if any, a device BlueZ reports is.
 enum DeviceMatcher {
     /// The index of the first configured device that `device` matches.
-    static func configuredIndex(of device: BlueZDeviceState, in devices: [DeviceConfiguration]) -> Int? {
+    static func configuredIndex(of device: BLEDeviceState, in devices: [DeviceConfiguration]) -> Int? {
         devices.firstIndex { matches(device, $0.selector) }
     }
 
-    static func matches(_ device: BlueZDeviceState, _ selector: DeviceConfiguration.Selector) -> Bool {
+    static func matches(_ device: BLEDeviceState, _ selector: DeviceConfiguration.Selector) -> Bool {
         switch selector {
         case .address(let address):
             return device.address == address

@@ -1,4 +1,4 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
@@ -10,14 +10,16 @@ import MQTTCore
 /// client has no capacity (outstanding QoS 1 publishes at their bound, or a full output buffer) the rest of the
 /// batch waits here and the socket pauses until capacity returns.
 ///
-/// @unchecked Sendable: `pending` and `suppress` are only touched on the MQTT client's queue (the socket's event
+/// @unchecked Sendable: `pending`, `suppress`, `socket` and `resumeWanted` are only touched on the MQTT client's queue (the socket's event
 /// handler and the client's capacity callback both run there).
 final class NotificationPublisher: @unchecked Sendable {
     private let route: CharacteristicRoute
     private let mqtt: any MQTTClient
     private let store: CentralStateStore
     private let metrics: CentralMetrics
-    private var socket: NotificationSocket?
+    private var socket: (any BLENotificationChannel)?
+    /// Capacity returned before `attach` ran: the channel is resumed as soon as it is attached.
+    private var resumeWanted = false
     /// Decoded messages the client had no room for yet.
     private var pending: ArraySlice<MQTTMessage> = []
     /// After a restart, a first value equal to the one already retained is not published again.
@@ -31,18 +33,21 @@ final class NotificationPublisher: @unchecked Sendable {
         suppress = route.retain ? store.lastValue(of: route.valueTopic) : nil
     }
 
-    /// Starts reading `fd` (owned from now on) on the MQTT client's queue. `onHangUp` runs when bluetoothd closes
-    /// its end (not when Gattway closes the socket).
-    func start(fd: Int32, mtu: UInt16, onHangUp: @escaping @Sendable () -> Void) -> NotificationSocket {
-        let socket = NotificationSocket(
-            fd: fd, mtu: mtu, queue: mqtt.publishQueue, onBatch: { [self] batch in self.handle(batch) },
-            onClose: { peerHungUp in if peerHungUp { onHangUp() } })
-        self.socket = socket
-        return socket
+    /// Attaches the channel whose batches `handle` receives, so that a paused channel can be resumed. Runs on the
+    /// MQTT client's queue, in order with the batches; a resume asked for before the channel was attached happens
+    /// here.
+    func attach(_ channel: any BLENotificationChannel) {
+        mqtt.publishQueue.async { [self] in
+            socket = channel
+            if resumeWanted {
+                resumeWanted = false
+                channel.resume()
+            }
+        }
     }
 
-    /// Runs on the MQTT client's queue. Returns false to pause the socket.
-    private func handle(_ batch: NotificationSocket.Batch) -> Bool {
+    /// Runs on the MQTT client's queue (the channel's `onBatch`). Returns false to pause the channel.
+    func handle(_ batch: [[UInt8]]) -> Bool {
         var messages: [MQTTMessage] = []
         messages.reserveCapacity(batch.count)
         var lastRaw: [UInt8]?
@@ -68,7 +73,8 @@ final class NotificationPublisher: @unchecked Sendable {
     private func publishPending() -> Bool {
         guard !pending.isEmpty else { return true }
         let result = mqtt.publishOnQueue(pending) { [self] in
-            if self.publishPending() { self.socket?.resume() }
+            guard self.publishPending() else { return }
+            if let socket = self.socket { socket.resume() } else { self.resumeWanted = true }
         }
         pending = pending.dropFirst(result.taken)
         metrics.notifications.increment(by: result.taken - result.failed)

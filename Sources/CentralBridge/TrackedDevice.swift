@@ -1,4 +1,3 @@
-import BlueZ
 import BluetoothCore
 import BridgeCore
 import DequeModule
@@ -18,7 +17,7 @@ struct TrackedDevice: Sendable {
     /// Availability as last published.
     var online = false
     /// Notification sockets held while connected (AcquireNotify).
-    var sockets: [NotificationSocket] = []
+    var sockets: [any BLENotificationChannel] = []
     /// Notification sockets bluetoothd closed during this connection (see `CentralBridge.maxNotifyHangUps`).
     var notifyHangUps = 0
     /// Incremented whenever the sockets are closed, so that a hang-up reported for an earlier set is ignored.

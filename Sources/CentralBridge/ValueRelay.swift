@@ -1,3 +1,4 @@
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore

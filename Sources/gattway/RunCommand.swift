@@ -67,7 +67,7 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let central = CentralBridge(
-            configuration: configuration, bluez: bluez, mqtt: mqtt, version: GattwayVersion.current,
+            configuration: configuration, central: BlueZCentral(client: bluez), mqtt: mqtt, version: GattwayVersion.current,
             bindkeys: bindkeys, openAESCCM: BindkeyLoader.openAESCCM, logger: Logger(label: "gattway.central"))
         let readiness = SystemdReadiness(mqtt: mqtt)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
