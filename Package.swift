@@ -164,6 +164,7 @@ let package = Package(
             dependencies: [
                 "CentralBridge", "BridgeTesting", "BridgeCore", "MQTTCore", "BluetoothCore", "TestWorld",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -4,6 +4,7 @@ import DequeModule
 import Logging
 import MQTTCore
 import ServiceLifecycle
+import Synchronization
 
 /// The central bridge: discovered peripherals and their characteristics as MQTT topics.
 ///
@@ -51,6 +52,10 @@ package actor CentralBridge: Service {
     var packetIDs = PacketIDDeduplicator()
     var encryptionCounters = PacketIDDeduplicator(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
     let started = ContinuousClock.now
+    /// Jobs of `run()` now running: a gauge that shows a leak of one task per event (say, per reconnect) at once.
+    let runningJobs = Atomic<Int>(0)
+    /// How many jobs (child tasks of `run()` besides its fixed consumers) are running now.
+    package nonisolated var runningJobCount: Int { runningJobs.load(ordering: .relaxed) }
 
     let version: String
 
@@ -100,7 +105,11 @@ package actor CentralBridge: Service {
                         jobContinuation.finish()
                     }
                     for await job in jobStream {
-                        group.addTask { await job() }
+                        group.addTask {
+                            self.runningJobs.add(1, ordering: .relaxed)
+                            defer { self.runningJobs.subtract(1, ordering: .relaxed) }
+                            await job()
+                        }
                     }
                     group.cancelAll()
                 }

@@ -1,0 +1,87 @@
+import BluetoothCore
+import BridgeCore
+import BridgeTesting
+import Foundation
+import Logging
+import MQTTCore
+import ServiceLifecycle
+
+@testable import CentralBridge
+
+/// A central bridge wired to an in-memory broker and a fake central, with a fresh state directory.
+struct CentralBridgeHarness {
+    static let strap = FakePeripheral(
+        address: "C4:7C:8D:6A:3E:11", name: "Polar H10",
+        services: [(BluetoothUUID("180D")!, [(BluetoothUUID("2A37")!, ["notify"]), (BluetoothUUID("2A39")!, ["write"])])])
+    static let lock = FakePeripheral(
+        address: "D0:0D:10:C4:00:01", name: "Lock",
+        services: [(BluetoothUUID("FFF0")!, [(BluetoothUUID("FFF1")!, ["write"]), (BluetoothUUID("FFF2")!, ["notify"])])])
+
+    /// The strap (`always`, a notify and a write characteristic) and the lock (`on_demand`).
+    static func strapAndLock(stateDirectory: String, extra: String = "") -> String {
+        """
+        mqtt: { url: "mqtt://127.0.0.1", base_topic: gw, retain: true }
+        bluetooth: { adapter: hci0 \(extra) }
+        state_dir: \(stateDirectory)
+        devices:
+          - name: strap
+            address: "C4:7C:8D:6A:3E:11"
+            connect: always
+            characteristics:
+              - { name: heart_rate, service: "180D", uuid: "2A37", notify: true, codec: hex }
+              - { name: control, service: "180D", uuid: "2A39", write: with_response, codec: hex }
+          - name: lock
+            address: "D0:0D:10:C4:00:01"
+            connect: on_demand
+            characteristics:
+              - { name: control, service: "FFF0", uuid: "FFF1", write: with_response, codec: utf8 }
+        """
+    }
+
+    let broker = InMemoryMQTTBroker()
+    let central = FakeBLECentral()
+    let mqtt: InMemoryMQTTClient
+    /// A second client, as a user of the broker: sends commands.
+    let user: InMemoryMQTTClient
+    let bridge: CentralBridge
+    let stateDirectory: String
+
+    init(yaml: (String) -> String, stateDirectory: String? = nil) throws {
+        let directory = stateDirectory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("central-bridge-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.stateDirectory = directory
+        let configuration = try BridgeConfiguration(yaml: yaml(directory))
+        mqtt = broker.makeClient(
+            id: "gattway", will: MQTTMessage(topic: "gw/bridge/state", text: "offline", qos: .atLeastOnce, retain: true))
+        user = broker.makeClient(id: "user")
+        var logger = Logger(label: "gattway.central.test")
+        logger.logLevel = .critical
+        bridge = CentralBridge(configuration: configuration, central: central, mqtt: mqtt, version: "test", logger: logger)
+    }
+
+    /// Runs the bridge while `body` runs, then cancels it.
+    func run(_ body: () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await bridge.run() }
+            defer { group.cancelAll() }
+            try await body()
+        }
+    }
+
+    /// The next message on `topic` from position `since` of the broker's log.
+    func next(
+        on topic: String, since: Int = 0, where predicate: @escaping @Sendable (MQTTMessage) -> Bool = { _ in true }
+    ) async throws -> MQTTMessage {
+        try await broker.nextPublished(on: topic, since: since, where: predicate)
+    }
+
+    /// Waits until `device` is announced online.
+    func waitOnline(_ device: String, since: Int = 0) async throws {
+        _ = try await next(on: "gw/\(device)/availability", since: since) { $0.payloadText == "online" }
+    }
+
+    func send(_ topic: String, _ text: String) async throws {
+        try await user.publish(MQTTMessage(topic: topic, text: text, qos: .atLeastOnce))
+    }
+}

@@ -1,0 +1,59 @@
+import BluetoothCore
+import BridgeTesting
+import Foundation
+import MQTTCore
+import Testing
+
+@testable import CentralBridge
+
+/// The central bridge's decisions, run against an in-memory broker and a fake central: no daemon, no sleeps.
+@Suite(.timeLimit(.minutes(1)))
+struct CentralBridgeTests {
+    typealias Harness = CentralBridgeHarness
+    static let heartRate = BluetoothUUID("2A37")!
+    static let strapControl = BluetoothUUID("2A39")!
+    static let lockControl = BluetoothUUID("FFF1")!
+
+    @Test func alwaysDeviceIsConnectedAndItsNotificationsArePublished() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await world.run {
+            world.central.advertise(Harness.strap)
+            try await world.waitOnline("strap")
+            #expect(world.central.hasChannel(Harness.strap, Self.heartRate))
+            world.central.notify(Harness.strap, Self.heartRate, [0x00, 0x48])
+            let value = try await world.next(on: "gw/strap/heart_rate")
+            #expect(value.payloadText == "0048" && value.retain)
+        }
+    }
+
+    @Test func setIsWrittenWithResponseAndAnswered() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await world.run {
+            world.central.advertise(Harness.strap)
+            try await world.waitOnline("strap")
+            try await world.send("gw/strap/control/set", #"{"value":"0102","transaction":"t1"}"#)
+            let result = try await world.next(on: "gw/strap/control/set/result")
+            #expect(result.payloadText.contains(#""ok":true"#) && result.payloadText.contains(#""transaction":"t1""#))
+            let control = Harness.strap.characteristic(Self.strapControl).path
+            _ = try await world.central.operations.first { $0 == .write(control, [1, 2], withResponse: true) }
+        }
+    }
+
+    /// Fault 1: a connect that hangs (the lock's) holds up no command of another device.
+    @Test func aHangingConnectRequestHoldsUpNoOtherDevicesCommands() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await world.run {
+            world.central.setConnectBehaviour(.hang, for: Harness.lock)
+            world.central.advertise(Harness.strap)
+            world.central.advertise(Harness.lock)
+            try await world.waitOnline("strap")
+            try await world.send("gw/bridge/request/connect", #"{"device":"lock"}"#)
+            _ = try await world.central.operations.first { $0 == .connect(Harness.lock.path) }
+            try await world.send("gw/lock/control/set", #"{"value":"open"}"#)
+            try await world.send("gw/strap/control/set", #"{"value":"ff"}"#)
+            let result = try await world.next(on: "gw/strap/control/set/result")
+            #expect(result.payloadText.contains(#""ok":true"#))
+            world.central.releaseHungConnects()
+        }
+    }
+}
