@@ -131,6 +131,19 @@ extension CentralBridge {
         }
         devices[path]?.commandWorkerRunning = false
         if case .onDemand = devices[path]?.policy { scheduleIdleDisconnect(path) }
+        if !devices.values.contains(where: \.commandWorkerRunning) {
+            for waiter in commandWorkerWaiters { waiter.fire() }
+            commandWorkerWaiters.removeAll()
+        }
+    }
+
+    /// Returns once no device runs commands. During shutdown each worker answers what it still has at once (each
+    /// GATT operation in flight is bounded by the request timeout), so this wait is bounded too.
+    func commandWorkersFinished() async {
+        guard devices.values.contains(where: \.commandWorkerRunning) else { return }
+        let signal = DeviceWaiterSignal()
+        commandWorkerWaiters.append(signal)
+        try? await signal.wait()  // cancelled: the stop is no longer graceful, nobody waits for answers
     }
 
     /// The characteristic's object path once the device is connected: on_demand devices are connected now;

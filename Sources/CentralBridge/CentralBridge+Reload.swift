@@ -67,6 +67,7 @@ extension CentralBridge {
         }
         publishAvailability(path, online: false)
         devices[path] = nil
+        tracker.forget(path)
         // bluetoothd's object may be forgotten again (a configured address is pinned anew by its entry).
         tree.pinnedDevices.remove(path)
         values.setRoutes([:], ofDevice: path)

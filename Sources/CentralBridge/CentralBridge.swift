@@ -3,6 +3,7 @@ import BridgeCore
 import DequeModule
 import Logging
 import MQTTCore
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -29,11 +30,15 @@ package actor CentralBridge: Service {
 
     var tree: BLEObjectTree
     var devices: [String: TrackedDevice] = [:]
+    /// Who holds a tracking slot: addressed devices always, matched ones while heard (see `DeviceTracker`).
+    var tracker: DeviceTracker<String, ContinuousClock.Instant>
     var jobs: AsyncStream<Job>.Continuation?
     var waiters: [UInt64: DeviceWaiter] = [:]
     var nextWaiterID: UInt64 = 0
     var connectSlotsFree: Int
     var connectSlotWaiters: Deque<CheckedContinuation<Void, Never>> = []
+    /// Waiting for every device's command worker to finish (shutdown).
+    var commandWorkerWaiters: [DeviceWaiterSignal] = []
     var bluetoothdPresent = false
     var discovering = false
     var shuttingDown = false
@@ -74,6 +79,9 @@ package actor CentralBridge: Service {
         store = CentralStateStore(directory: configuration.stateDirectory, logger: logger)
         adapterPath = "/org/bluez/" + configuration.bluetooth.adapter
         tree = BLEObjectTree(maxDevices: configuration.bluetooth.maxTrackedDevices)
+        tracker = DeviceTracker(
+            matchedCapacity: configuration.bluetooth.maxTrackedDevices,
+            unheardTimeout: configuration.bluetooth.unheardTimeout, evictableAfter: Self.matchedSlotMinimumSilence)
         connectSlotsFree = configuration.bluetooth.maxConcurrentConnects
         metrics = CentralMetrics()
         outbox = Outbox(mqtt: mqtt, logger: logger)
@@ -100,6 +108,8 @@ package actor CentralBridge: Service {
                     group.addTask {
                         for await _ in shutdownSignal {}
                         await self.shutDown()
+                        // Every command taken in gets its answer before the outbox is closed.
+                        await self.commandWorkersFinished()
                         await self.outbox.drain(timeout: .seconds(5))
                         self.outbox.finish()
                         jobContinuation.finish()
@@ -207,6 +217,7 @@ package actor CentralBridge: Service {
         case .deviceAdvertChanged(let path):
             if devices[path] != nil {
                 devices[path]?.lastHeard = .now
+                _ = tracker.heard(path, byAddress: false, at: .now)
                 advertChanged(path)
             } else {
                 deviceSeen(path)
@@ -224,13 +235,33 @@ package actor CentralBridge: Service {
         }
     }
 
+    /// A matched device silent this long gives up its tracking slot to a newcomer when every slot is taken.
+    static let matchedSlotMinimumSilence: Duration = .seconds(60)
+
     /// A device appeared or changed: track it when it matches a configured device.
+    ///
+    /// Devices configured by address always get a slot; devices found by a `match:` rule share
+    /// `max_tracked_devices` slots, and when those are full a newcomer takes the slot of the one silent longest
+    /// (at least `matchedSlotMinimumSilence`, and not connected), so advertisers faking a match cannot keep them all.
     func deviceSeen(_ path: String) {
         guard devices[path] == nil, let state = tree.devices[path], let address = state.address,
-            let index = DeviceMatcher.configuredIndex(of: state, in: configuration.devices),
-            devices.count < configuration.bluetooth.maxTrackedDevices
+            let index = DeviceMatcher.configuredIndex(of: state, in: configuration.devices)
         else { return }
         let configured = configuration.devices[index]
+        let byAddress = if case .address = configured.selector { true } else { false }
+        let admission = tracker.heard(path, byAddress: byAddress, at: .now) { [devices, tree] candidate in
+            !(devices[candidate]?.online ?? false) && !(tree.devices[candidate]?.connected ?? false)
+                && (devices[candidate]?.commands.isEmpty ?? true)
+        }
+        switch admission {
+        case .refused:
+            Counter(label: "gattway.central.tracking_refused").increment()
+            return
+        case .trackedEvicting(let evicted):
+            spawn { await self.release(evicted, because: "gave its slot to a newer matching device") }
+        case .tracked, .alreadyTracked:
+            break
+        }
         let topic = deviceTopic(for: index, address: address)
         let device = TrackedDevice(
             path: path, address: address, configIndex: index, topic: topic,

@@ -121,12 +121,18 @@ final class CentralStateStore: Sendable {
     /// value this run when it equals the one remembered from the last run: the broker still holds it, so a restart
     /// does not republish it.
     func recordPublication(of value: [UInt8], on topic: String, retained: Bool) -> Bool {
-        state.withLock { state in
+        !recordPublications(of: [value], on: topic, retained: retained).isEmpty
+    }
+
+    /// `recordPublication` for a batch, under one lock: the values to publish, in order.
+    func recordPublications(of values: [[UInt8]], on topic: String, retained: Bool) -> ArraySlice<[UInt8]> {
+        guard !values.isEmpty else { return [] }
+        return state.withLock { state in
             let first = state.publishedThisRun.insert(topic).inserted
-            if retained && first && state.lastValues[topic] == value { return false }
-            state.lastValues[topic] = value
+            let skipFirst = retained && first && state.lastValues[topic] == values[0]
+            state.lastValues[topic] = values[values.count - 1]
             state.dirty = true
-            return true
+            return values[(skipFirst ? 1 : 0)...]
         }
     }
 

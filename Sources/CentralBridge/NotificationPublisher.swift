@@ -10,7 +10,7 @@ import MQTTCore
 /// client has no capacity (outstanding QoS 1 publishes at their bound, or a full output buffer) the rest of the
 /// batch waits here and the socket pauses until capacity returns.
 ///
-/// @unchecked Sendable: `pending`, `suppress`, `socket` and `resumeWanted` are only touched on the MQTT client's queue (the socket's event
+/// @unchecked Sendable: `pending`, `socket` and `resumeWanted` are only touched on the MQTT client's queue (the socket's event
 /// handler and the client's capacity callback both run there).
 final class NotificationPublisher: @unchecked Sendable {
     private let route: CharacteristicRoute
@@ -22,15 +22,14 @@ final class NotificationPublisher: @unchecked Sendable {
     private var resumeWanted = false
     /// Decoded messages the client had no room for yet.
     private var pending: ArraySlice<MQTTMessage> = []
-    /// After a restart, a first value equal to the one already retained is not published again.
-    private var suppress: [UInt8]?
+    private let pipeline: ValuePipeline
 
     init(route: CharacteristicRoute, mqtt: any MQTTClient, store: CentralStateStore, metrics: CentralMetrics) {
         self.route = route
         self.mqtt = mqtt
         self.store = store
         self.metrics = metrics
-        suppress = route.retain ? store.lastValue(of: route.valueTopic) : nil
+        pipeline = ValuePipeline(route: route, store: store, metrics: metrics)
     }
 
     /// Attaches the channel whose batches `handle` receives, so that a paused channel can be resumed. Runs on the
@@ -48,24 +47,7 @@ final class NotificationPublisher: @unchecked Sendable {
 
     /// Runs on the MQTT client's queue (the channel's `onBatch`). Returns false to pause the channel.
     func handle(_ batch: [[UInt8]]) -> Bool {
-        var messages: [MQTTMessage] = []
-        messages.reserveCapacity(batch.count)
-        var lastRaw: [UInt8]?
-        for value in batch {
-            if let previous = suppress {
-                suppress = nil
-                if previous == value { continue }
-            }
-            guard let payload = try? route.characteristic.codec.decode(value) else {
-                metrics.decodeFailures.increment()
-                continue
-            }
-            messages.append(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
-            lastRaw = value
-        }
-        suppress = nil
-        if let lastRaw { store.setLastValue(lastRaw, of: route.valueTopic) }
-        pending.append(contentsOf: messages)
+        pending.append(contentsOf: pipeline.messages(for: batch))
         return publishPending()
     }
 

@@ -44,14 +44,12 @@ final class ValueRelay: Sendable {
     @discardableResult
     func relay(_ value: [UInt8], ofCharacteristic path: String) -> Bool {
         guard let route = routes.withLock({ $0.byCharacteristic[path] }) else { return false }
-        guard let payload = try? route.characteristic.codec.decode(value) else {
-            metrics.decodeFailures.increment()
-            logger.debug("value.decode.failed", metadata: ["mqtt.topic": "\(route.valueTopic)"])
-            return true
+        let messages = ValuePipeline(route: route, store: store, metrics: metrics).messages(for: [value])
+        if messages.isEmpty { logger.trace("value.not_published", metadata: ["mqtt.topic": "\(route.valueTopic)"]) }
+        for message in messages {
+            metrics.notifications.increment()
+            outbox.send(message)
         }
-        guard store.recordPublication(of: value, on: route.valueTopic, retained: route.retain) else { return true }
-        metrics.notifications.increment()
-        outbox.send(MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain))
         return true
     }
 }

@@ -37,7 +37,10 @@ where Instant.Duration == Duration {
     package func isTracked(_ key: Key) -> Bool { entries[key] != nil }
 
     /// A device matching the configuration was heard (an advertisement, an RSSI change).
-    package mutating func heard(_ key: Key, byAddress: Bool, at now: Instant) -> Admission {
+    /// - Parameter evictable: whether a tracked matched device may give up its slot (a connected one may not).
+    package mutating func heard(
+        _ key: Key, byAddress: Bool, at now: Instant, evictable: (Key) -> Bool = { _ in true }
+    ) -> Admission {
         if entries[key] != nil {
             entries[key]?.lastHeard = now
             return .alreadyTracked
@@ -52,7 +55,7 @@ where Instant.Duration == Duration {
             return .tracked
         }
         var oldest: (key: Key, heard: Instant)?
-        for (candidate, entry) in entries where !entry.byAddress {
+        for (candidate, entry) in entries where !entry.byAddress && evictable(candidate) {
             if oldest == nil || entry.lastHeard < oldest!.heard { oldest = (candidate, entry.lastHeard) }
         }
         guard let oldest, oldest.heard.duration(to: now) >= evictableAfter else { return .refused }

@@ -1,0 +1,33 @@
+import BridgeCore
+import MQTTCore
+
+/// The one way a characteristic's values become MQTT messages, whichever path brought them (a notification
+/// channel's batch or a value the central announced by itself under StartNotify, or a read's echo).
+///
+/// Each value is decoded with the route's codec (undecodable ones are counted and left out), then de-duplicated
+/// by the state store's single rule: on a retained topic, the run's first value equal to the one remembered from
+/// the last run is not published again (the broker still holds it); every other value is published, repeats
+/// included, because a repeated notification is news (a button pressed twice).
+struct ValuePipeline: Sendable {
+    let route: CharacteristicRoute
+    let store: CentralStateStore
+    let metrics: CentralMetrics
+
+    /// The messages for `values`, in order; callable from any thread.
+    func messages(for values: [[UInt8]]) -> [MQTTMessage] {
+        var decoded: [(raw: [UInt8], payload: [UInt8])] = []
+        decoded.reserveCapacity(values.count)
+        for value in values {
+            guard let payload = try? route.characteristic.codec.decode(value) else {
+                metrics.decodeFailures.increment()
+                continue
+            }
+            decoded.append((value, payload))
+        }
+        let kept = store.recordPublications(of: decoded.map(\.raw), on: route.valueTopic, retained: route.retain)
+        let skipped = decoded.count - kept.count
+        return decoded[skipped...].map { value in
+            MQTTMessage(topic: route.valueTopic, payload: value.payload, qos: route.qos, retain: route.retain)
+        }
+    }
+}
