@@ -59,6 +59,8 @@ package actor CentralBridge: Service {
     let started = ContinuousClock.now
     /// Jobs of `run()` now running: a gauge that shows a leak of one task per event (say, per reconnect) at once.
     let runningJobs = Atomic<Int>(0)
+    /// `gattway.central.jobs` in the metrics snapshots.
+    let jobsGauge = Gauge(label: "gattway.central.jobs")
     /// How many jobs (child tasks of `run()` besides its fixed consumers) are running now.
     package nonisolated var runningJobCount: Int { runningJobs.load(ordering: .relaxed) }
 
@@ -116,8 +118,8 @@ package actor CentralBridge: Service {
                     }
                     for await job in jobStream {
                         group.addTask {
-                            self.runningJobs.add(1, ordering: .relaxed)
-                            defer { self.runningJobs.subtract(1, ordering: .relaxed) }
+                            self.jobsGauge.record(self.runningJobs.add(1, ordering: .relaxed).newValue)
+                            defer { self.jobsGauge.record(self.runningJobs.subtract(1, ordering: .relaxed).newValue) }
                             await job()
                         }
                     }

@@ -15,7 +15,6 @@ import MQTTCore
 final class NotificationPublisher: @unchecked Sendable {
     private let route: CharacteristicRoute
     private let mqtt: any MQTTClient
-    private let store: CentralStateStore
     private let metrics: CentralMetrics
     private var socket: (any BLENotificationChannel)?
     /// Capacity returned before `attach` ran: the channel is resumed as soon as it is attached.
@@ -27,7 +26,6 @@ final class NotificationPublisher: @unchecked Sendable {
     init(route: CharacteristicRoute, mqtt: any MQTTClient, store: CentralStateStore, metrics: CentralMetrics) {
         self.route = route
         self.mqtt = mqtt
-        self.store = store
         self.metrics = metrics
         pipeline = ValuePipeline(route: route, store: store, metrics: metrics)
     }

@@ -19,6 +19,8 @@ final class Outbox: Sendable {
         /// A flush is queued on the MQTT client's queue, or waits there for capacity.
         var flushing = false
         var finished = false
+        /// Waiting in `drain` for the queue to be handed over; fired when a flush leaves it empty.
+        var drained: [DeviceWaiterSignal] = []
     }
 
     private let state = Mutex(State())
@@ -55,6 +57,8 @@ final class Outbox: Sendable {
             let batch: [MQTTMessage] = state.withLock { state in
                 guard !state.queue.isEmpty else {
                     state.flushing = false
+                    for waiter in state.drained { waiter.fire() }
+                    state.drained.removeAll()
                     return []
                 }
                 defer { state.queue.removeAll(keepingCapacity: true) }
@@ -73,12 +77,21 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Waits until everything sent so far has been handed to the client, at most `timeout`.
+    /// Waits until everything sent so far has been handed to the client, at most `timeout` (the client may have
+    /// no capacity for long: a broker that is away).
     func drain(timeout: Duration) async {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if state.withLock({ $0.queue.isEmpty && !$0.flushing }) { return }
-            try? await Task.sleep(for: .milliseconds(10))
+        let signal = DeviceWaiterSignal()
+        let empty = state.withLock { state in
+            guard !state.queue.isEmpty || state.flushing else { return true }
+            state.drained.append(signal)
+            return false
+        }
+        if empty { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await signal.wait() }  // cancelled by the deadline below
+            group.addTask { try? await Task.sleep(for: timeout) }  // the deadline; cancelled once drained
+            await group.next()
+            group.cancelAll()
         }
     }
 
