@@ -43,6 +43,8 @@ package final class InMemoryMQTTBroker: Sendable {
     }
 
     let state = Mutex(State())
+    /// Every subscription made, as "client id: filter", in order: tests wait on it before sending commands.
+    package let subscriptionLog = RecordedLog<String>()
 
     package init() {}
 

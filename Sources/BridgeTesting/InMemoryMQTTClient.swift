@@ -49,6 +49,7 @@ package final class InMemoryMQTTClient: MQTTClient {
                 broker.sendRetained(matching: parsed, to: id, in: &state)
             }
         }
+        broker.subscriptionLog.append("\(id): \(filter)")
     }
 
     package func unsubscribe(_ filter: String) async throws {

@@ -6,30 +6,29 @@ extension CentralBridge {
     /// A tracked device's advert changed: publish it now, or once its minimum interval has passed.
     func advertChanged(_ path: String) {
         decodeAdvert(path)
-        guard let device = devices[path], let state = tree.devices[path] else { return }
-        let payload = Self.advertPayload(state)
-        guard payload != device.lastAdvertPayload else { return }
-        let interval = configuration.bluetooth.advertMinInterval
-        let now = ContinuousClock.now
-        if let last = device.lastAdvertPublished, now - last < interval {
-            guard !device.advertFlushScheduled else { return }
-            devices[path]?.advertFlushScheduled = true
-            let wait = interval - (now - last)
+        guard devices[path] != nil, let state = tree.devices[path] else { return }
+        let action = devices[path]!.adverts.advertChanged(Self.advertPayload(state), at: .now)
+        perform(action, ofAdvertOf: path)
+    }
+
+    private func perform(_ action: AdvertThrottle<ContinuousClock.Instant>.Action, ofAdvertOf path: String) {
+        guard let device = devices[path] else { return }
+        switch action {
+        case .publish(let payload):
+            outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
+        case .scheduleFlush(let wait):
             spawn {
-                try? await Task.sleep(for: wait)
+                try? await Task.sleep(for: wait)  // cancelled only when the bridge stops: nothing left to publish
                 await self.flushAdvert(path)
             }
-            return
+        case .none:
+            break
         }
-        devices[path]?.lastAdvertPublished = now
-        devices[path]?.lastAdvertPayload = payload
-        outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
     }
 
     private func flushAdvert(_ path: String) {
-        devices[path]?.advertFlushScheduled = false
-        devices[path]?.lastAdvertPublished = nil
-        advertChanged(path)
+        guard devices[path] != nil else { return }
+        perform(devices[path]!.adverts.flushTimerFired(at: .now), ofAdvertOf: path)
     }
 
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).

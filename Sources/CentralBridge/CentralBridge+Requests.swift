@@ -26,15 +26,19 @@ extension CentralBridge {
             guard seconds > 0, seconds <= 300 else {
                 return fail(reply, .gattway("InvalidRequest", "duration must be between 0 and 300 seconds"))
             }
-            guard scansInFlight < Self.maxScansInFlight else {
-                return fail(reply, .gattway("Busy", "\(scansInFlight) scans are already running; try again later"))
+            let session: Int
+            let window: Duration
+            switch scans.start(duration: .seconds(seconds), at: .now) {
+            case .refused(let running):
+                return fail(reply, .gattway("Busy", "\(running) scans are already running; try again later"))
+            case .started(let id, let endsAfter):
+                (session, window) = (id, endsAfter)
             }
             await ensureDiscovery()
             // Answer once the scan window has passed, with what BlueZ heard (the strongest first, at most 200).
-            scansInFlight += 1
             spawn {
-                try? await Task.sleep(for: .seconds(seconds))
-                await self.answerScan(reply)
+                try? await Task.sleep(for: window)  // cancelled only when the bridge stops
+                await self.answerScan(reply, session: session)
             }
         case "connect", "disconnect", "remove", "pair", "unpair":
             guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),
@@ -72,8 +76,8 @@ extension CentralBridge {
 
     private func requestFinished() { requestsInFlight -= 1 }
 
-    private func answerScan(_ reply: ReplyAddress) {
-        scansInFlight -= 1
+    private func answerScan(_ reply: ReplyAddress, session: Int) {
+        guard scans.ended(session) else { return }
         let heard = tree.devices.values.sorted { ($0.rssi ?? -128) > ($1.rssi ?? -128) }.prefix(200)
         succeed(reply) { writer in
             writer.field("discovering", self.discovering)

@@ -46,7 +46,8 @@ package actor CentralBridge: Service {
     var devicesListDirty = false
     var devicesListFlushScheduled = false
     var requestsInFlight = 0
-    var scansInFlight = 0
+    /// `bridge/request/scan` windows open now, at most `maxScansInFlight`, none longer than 300 s.
+    var scans = ScanSessions<ContinuousClock.Instant>(maximum: CentralBridge.maxScansInFlight, longest: .seconds(300))
     var pairingInProgress = false
     /// When refused input is logged (it is always counted).
     var refusals = RefusalLog()
@@ -265,9 +266,10 @@ package actor CentralBridge: Service {
             break
         }
         let topic = deviceTopic(for: index, address: address)
-        let device = TrackedDevice(
+        var device = TrackedDevice(
             path: path, address: address, configIndex: index, topic: topic,
             routes: routes.routes(ofDevice: index, deviceTopic: topic), policy: configured.connect)
+        device.adverts = AdvertThrottle(minimumInterval: configuration.bluetooth.advertMinInterval)
         devices[path] = device
         tree.pinnedDevices.insert(path)
         store.remember(address: address, topic: topic)

@@ -25,9 +25,8 @@ struct TrackedDevice: Sendable {
     /// Commands waiting for their turn: one GATT operation at a time per device.
     var commands: Deque<PendingCommand> = []
     var commandWorkerRunning = false
-    var lastAdvertPublished: ContinuousClock.Instant?
-    var lastAdvertPayload: [UInt8] = []
-    var advertFlushScheduled = false
+    /// When the advert topic may be published next (set from `advert_min_interval` when the device is tracked).
+    var adverts = AdvertThrottle<ContinuousClock.Instant>(minimumInterval: .zero)
     var lastActivity = ContinuousClock.now
     /// Why Gattway is disconnecting the device itself (`idle_timeout`, `requested`, `stopping`); a loss without
     /// one is reported as `link_lost`.

@@ -81,7 +81,20 @@ struct CentralBridgeHarness {
         _ = try await next(on: "gw/\(device)/availability", since: since) { $0.payloadText == "online" }
     }
 
+    /// Waits until the bridge subscribed to its request topics.
+    func waitForRequestSubscription() async throws {
+        _ = try await broker.subscriptionLog.first { $0.hasPrefix("gattway: gw/bridge/request/") }
+    }
+
+    /// Publishes as the user, once the bridge has subscribed to a filter that matches `topic` (a command sent
+    /// earlier would reach nobody, as with a real broker).
     func send(_ topic: String, _ text: String) async throws {
+        _ = try await broker.subscriptionLog.first { entry in
+            guard entry.hasPrefix("gattway: "), let filter = try? MQTTTopicFilter(String(entry.dropFirst(9))) else {
+                return false
+            }
+            return filter.matches(topic)
+        }
         try await user.publish(MQTTMessage(topic: topic, text: text, qos: .atLeastOnce))
     }
 }

@@ -56,4 +56,18 @@ struct CentralBridgeTests {
             world.central.releaseHungConnects()
         }
     }
+
+    /// Fault 4: scan windows are capped in number; one past the cap is answered Busy at once.
+    @Test func scansBeyondTheCapAreRefusedAtOnce() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await world.run {
+            try await world.waitForRequestSubscription()
+            for index in 0...CentralBridge.maxScansInFlight {
+                try await world.send("gw/bridge/request/scan", #"{"duration":300,"transaction":\#(index)}"#)
+            }
+            let answer = try await world.next(on: "gw/bridge/response/scan")
+            #expect(answer.payloadText.contains("gattway.Error.Busy"))
+            #expect(answer.payloadText.contains(#""transaction":\#(CentralBridge.maxScansInFlight)"#))
+        }
+    }
 }
