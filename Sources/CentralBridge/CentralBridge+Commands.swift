@@ -67,16 +67,33 @@ extension CentralBridge {
             }
             kind = .read
         }
-        guard device.commands.count < Self.maxQueuedCommandsPerDevice else {
-            return fail(reply, .gattway("Busy", "\(device.topic) already has \(device.commands.count) commands waiting"))
-        }
-        devices[path]?.commands.append(PendingCommand(
+        let command = PendingCommand(
             kind: kind, route: routeIndex, transaction: request.transaction,
-            responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData))
-        if !(devices[path]?.commandWorkerRunning ?? true) {
-            devices[path]?.commandWorkerRunning = true
-            spawn { await self.runCommands(path) }
+            responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData)
+        switch devices[path]!.commands.enqueue(command, at: .now) {
+        case .start(let entry):
+            spawn { await self.runCommands(path, first: entry.command) }
+        case .queued:
+            break
+        case .refuse(_, .busy(let waiting)):
+            fail(reply, .gattway("Busy", "\(device.topic) already has \(waiting) commands waiting"))
+        case .refuse(_, .stopping):
+            fail(reply, .gattway("ShuttingDown", "gattway is stopping; the command was not run"))
         }
+    }
+
+    /// How long a command may wait for its turn and its device: a connect and one GATT operation.
+    static func commandDeadline(_ bluetooth: BluetoothSettings) -> Duration {
+        bluetooth.connectTimeout + bluetooth.requestTimeout
+    }
+
+    /// The reply address of a queued command.
+    func replyAddress(of command: PendingCommand, on device: TrackedDevice) -> ReplyAddress {
+        let route = device.routes[command.route]
+        return ReplyAddress(
+            resultTopic: { if case .write = command.kind { route.setResultTopic } else { route.getResultTopic } }(),
+            responseTopic: command.responseTopic, correlationData: command.correlationData,
+            transaction: command.transaction)
     }
 
     /// Where a topic points: the device path, the route index, and whether it is a `/set` (else a `/get`).
@@ -94,13 +111,12 @@ extension CentralBridge {
 
     /// Runs the device's queued commands one after the other (one GATT operation in flight per device; other
     /// devices have their own workers, so a slow device never stalls another).
-    private func runCommands(_ path: String) async {
-        while let command = devices[path]?.commands.popFirst(), let device = devices[path] {
+    private func runCommands(_ path: String, first: PendingCommand) async {
+        var next: PendingCommand? = first
+        while let command = next, let device = devices[path] {
+            defer { next = takeNextCommand(path) }
             let route = device.routes[command.route]
-            let reply = ReplyAddress(
-                resultTopic: { if case .write = command.kind { route.setResultTopic } else { route.getResultTopic } }(),
-                responseTopic: command.responseTopic, correlationData: command.correlationData,
-                transaction: command.transaction)
+            let reply = replyAddress(of: command, on: device)
             // Once stopping, what is still queued is answered at once instead of each waiting for its device.
             guard !shuttingDown else {
                 fail(reply, .gattway("ShuttingDown", "gattway is stopping; the command was not run"))
@@ -129,12 +145,21 @@ extension CentralBridge {
             }
             devices[path]?.lastActivity = .now
         }
-        devices[path]?.commandWorkerRunning = false
         if case .onDemand = devices[path]?.policy { scheduleIdleDisconnect(path) }
         if !devices.values.contains(where: \.commandWorkerRunning) {
             for waiter in commandWorkerWaiters { waiter.fire() }
             commandWorkerWaiters.removeAll()
         }
+    }
+
+    /// The command in flight finished: answers those that waited past their deadline and returns the next one.
+    private func takeNextCommand(_ path: String) -> PendingCommand? {
+        guard let device = devices[path], let progress = devices[path]?.commands.finished(at: .now) else { return nil }
+        for command in progress.expired {
+            fail(replyAddress(of: command, on: device), .gattway(
+                "Timeout", "\(device.topic) did not get to the command within \(device.commands.commandTimeout)"))
+        }
+        return progress.start?.command
     }
 
     /// Returns once no device runs commands. During shutdown each worker answers what it still has at once (each

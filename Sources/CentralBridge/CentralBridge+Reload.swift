@@ -57,7 +57,8 @@ extension CentralBridge {
         guard let device = devices[path] else { return }
         let connected = tree.devices[path]?.connected ?? false
         closeSockets(path)
-        for command in device.commands {
+        var commands = device.commands
+        for command in commands.shutdown() {
             let route = device.routes[command.route]
             let reply = ReplyAddress(
                 resultTopic: { if case .write = command.kind { route.setResultTopic } else { nil } }(),
@@ -128,7 +129,7 @@ extension CentralBridge {
             // A passive device is "online" only while heard; a connectable one must also have no link.
             let passive: Bool = if case .never = device.policy { true } else { false }
             return now - device.lastHeard >= configuration.bluetooth.unheardTimeout && (passive || !device.online)
-                && device.commands.isEmpty && !(tree.devices[device.path]?.connected ?? false)
+                && device.commands.isIdle && !(tree.devices[device.path]?.connected ?? false)
         }
         for device in stale {
             await release(device.path, because: "was not heard for \(configuration.bluetooth.unheardTimeout)")

@@ -10,6 +10,13 @@ extension CentralBridge {
     func shutDown() async {
         shuttingDown = true
         logger.notice("bridge.stopping")
+        // Commands still waiting are answered now; the ones in flight answer when their operation ends.
+        for path in Array(devices.keys) {
+            guard let device = devices[path], let waiting = devices[path]?.commands.shutdown() else { continue }
+            for command in waiting {
+                fail(replyAddress(of: command, on: device), .gattway("ShuttingDown", "gattway is stopping; the command was not run"))
+            }
+        }
         // All at once, each bounded: a device that does not answer holds up no other, and the whole stop stays short.
         var connected: [(path: String, topic: String)] = []
         for (path, device) in devices where device.online || (tree.devices[path]?.connected ?? false) {

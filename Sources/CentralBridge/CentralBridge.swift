@@ -254,7 +254,7 @@ package actor CentralBridge: Service {
         let byAddress = if case .address = configured.selector { true } else { false }
         let admission = tracker.heard(path, byAddress: byAddress, at: .now) { [devices, tree] candidate in
             !(devices[candidate]?.online ?? false) && !(tree.devices[candidate]?.connected ?? false)
-                && (devices[candidate]?.commands.isEmpty ?? true)
+                && (devices[candidate]?.commands.isIdle ?? true)
         }
         switch admission {
         case .refused:
@@ -270,6 +270,8 @@ package actor CentralBridge: Service {
             path: path, address: address, configIndex: index, topic: topic,
             routes: routes.routes(ofDevice: index, deviceTopic: topic), policy: configured.connect)
         device.adverts = AdvertThrottle(minimumInterval: configuration.bluetooth.advertMinInterval)
+        device.commands = DeviceCommandQueue(
+            capacity: Self.maxQueuedCommandsPerDevice, commandTimeout: Self.commandDeadline(configuration.bluetooth))
         devices[path] = device
         tree.pinnedDevices.insert(path)
         store.remember(address: address, topic: topic)

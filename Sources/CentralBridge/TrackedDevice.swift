@@ -23,8 +23,12 @@ struct TrackedDevice: Sendable {
     /// Incremented whenever the sockets are closed, so that a hang-up reported for an earlier set is ignored.
     var socketGeneration = 0
     /// Commands waiting for their turn: one GATT operation at a time per device.
-    var commands: Deque<PendingCommand> = []
-    var commandWorkerRunning = false
+    /// Commands of this device: one in flight, the rest waiting their turn until their deadline (set from the
+    /// configured timeouts when the device is tracked).
+    var commands = DeviceCommandQueue<PendingCommand, ContinuousClock.Instant>(
+        capacity: CentralBridge.maxQueuedCommandsPerDevice, commandTimeout: .seconds(30))
+    /// Whether a command of this device is running.
+    var commandWorkerRunning: Bool { commands.inFlight != nil }
     /// When the advert topic may be published next (set from `advert_min_interval` when the device is tracked).
     var adverts = AdvertThrottle<ContinuousClock.Instant>(minimumInterval: .zero)
     var lastActivity = ContinuousClock.now

@@ -70,4 +70,28 @@ struct CentralBridgeTests {
             #expect(answer.payloadText.contains(#""transaction":\#(CentralBridge.maxScansInFlight)"#))
         }
     }
+
+    /// One GATT operation in flight per device and a bounded queue: past it, a command is answered Busy at once,
+    /// and the queued ones are answered when the operation in flight gives up.
+    @Test func commandsPastTheQueueBoundAreRefusedAndQueuedOnesAnswered() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await world.run {
+            world.central.setConnectBehaviour(.hang, for: Harness.lock)
+            world.central.advertise(Harness.lock)
+            let total = CentralBridge.maxQueuedCommandsPerDevice + 2
+            for index in 0..<total {
+                try await world.send("gw/lock/control/set", #"{"value":"x","transaction":\#(index)}"#)
+            }
+            let busy = try await world.next(on: "gw/lock/control/set/result")
+            #expect(busy.payloadText.contains("gattway.Error.Busy") && busy.payloadText.contains(#""transaction":\#(total - 1)"#))
+            #expect(world.central.operations.entries.filter { $0 == .connect(Harness.lock.path) }.count == 1)
+            world.central.setConnectBehaviour(.fail(BlueZError(.failed, "Software caused connection abort")), for: Harness.lock)
+            world.central.releaseHungConnects()
+            let last = try await world.next(on: "gw/lock/control/set/result") {
+                $0.payloadText.contains(#""transaction":\#(total - 2)"#)
+            }
+            #expect(last.payloadText.contains(#""ok":false"#))
+            #expect(world.broker.published(on: "gw/lock/control/set/result").count == total)
+        }
+    }
 }
