@@ -22,7 +22,7 @@ extension CentralBridge {
                 backoff.reset()
                 if case .onDemand = device.policy { return }
                 // Connected and subscribed: wait for the link to drop (the tree tells), without a deadline.
-                try await waitForDevice(path, timeout: .seconds(86_400 * 365)) { !($0?.connected ?? false) }
+                try await waitForDevice(path, timeout: nil) { !($0?.connected ?? false) }
                 linkLost(path)
             } catch is CancellationError {
                 return

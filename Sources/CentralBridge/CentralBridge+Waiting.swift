@@ -47,7 +47,7 @@ extension CentralBridge {
     /// The timeout is a child task that ends with the wait, so a long one (a link waiting for its device to drop)
     /// leaves nothing behind; cancellation and shutdown end the wait at once.
     func waitForDevice(
-        _ path: String, timeout: Duration, until condition: @escaping @Sendable (BLEDeviceState?) -> Bool
+        _ path: String, timeout: Duration?, until condition: @escaping @Sendable (BLEDeviceState?) -> Bool
     ) async throws {
         if condition(tree.devices[path]) { return }
         if shuttingDown { throw CancellationError() }
@@ -56,6 +56,10 @@ extension CentralBridge {
         let signal = DeviceWaiterSignal()
         waiters[id] = DeviceWaiter(path: path, condition: condition, signal: signal)
         defer { waiters[id] = nil }
+        guard let timeout else {
+            // No deadline (a link waiting for its device to drop): cancellation and shutdown end the wait.
+            return try await signal.wait()
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await signal.wait() }
             group.addTask {
