@@ -12,32 +12,52 @@ extension CentralBridge {
         spawn { await self.runLink(path) }
     }
 
+    /// The link loop of an `always` device, its decisions taken by `DeviceLinkStateMachine`: connect, wait for
+    /// the loss, say offline, back off, connect again. InProgress refusals are retried per operation
+    /// (`retryingInProgress`), so here every failure counts as one.
     private func runLink(_ path: String) async {
         let bluetooth = configuration.bluetooth
-        var backoff = JitteredBackoff(initial: bluetooth.reconnectInitial, maximum: bluetooth.reconnectMax)
+        var link = DeviceLinkStateMachine<ContinuousClock.Instant>(
+            policy: .always, backoff: JitteredBackoff(initial: bluetooth.reconnectInitial, maximum: bluetooth.reconnectMax),
+            inProgressBackoff: JitteredBackoff(initial: .milliseconds(50), maximum: .milliseconds(800)),
+            maxInProgressRetries: 0, available: devices[path]?.online ?? false)
         defer { devices[path]?.linkRunning = false }
-        while !Task.isCancelled, !shuttingDown, let device = devices[path] {
-            do {
-                try await establish(path)
-                backoff.reset()
-                if case .onDemand = device.policy { return }
-                // Connected and subscribed: wait for the link to drop (the tree tells), without a deadline.
-                try await waitForDevice(path, timeout: nil) { !($0?.connected ?? false) }
-                linkLost(path)
-            } catch is CancellationError {
-                return
-            } catch {
-                let failure = Self.failure(from: error)
-                logger.info(
-                    "device.connect.failed",
-                    metadata: ["device.name": "\(device.topic)", "error": "\(failure.name): \(failure.message)"])
-                publishEvent(type: "device_connect_failed", device: device.topic, error: failure)
-                if devices[path]?.online ?? false { linkLost(path) }
-                if case .onDemand = device.policy { return }
+        // Actions run in the order the machine gave them; an event's actions go before anything queued after it.
+        var actions = link.connectRequested()
+        while !actions.isEmpty, !Task.isCancelled, !shuttingDown, let device = devices[path] {
+            let action = actions.removeFirst()
+            switch action {
+            case .connect:
+                do {
+                    try await establish(path)
+                    // For an `always` link success only says online; it must be said before the wait below.
+                    for case .publishAvailability(let online) in link.connectSucceeded(at: .now) {
+                        publishAvailability(path, online: online)
+                    }
+                    // Connected and subscribed: wait for the link to drop (the tree tells), without a deadline.
+                    try await waitForDevice(path, timeout: nil) { !($0?.connected ?? false) }
+                    actions += link.linkLost()
+                } catch is CancellationError {
+                    return
+                } catch {
+                    let failure = Self.failure(from: error)
+                    logger.info(
+                        "device.connect.failed",
+                        metadata: ["device.name": "\(device.topic)", "error": "\(failure.name): \(failure.message)"])
+                    publishEvent(type: "device_connect_failed", device: device.topic, error: failure)
+                    actions += link.connectFailed(.failed)
+                }
+            case .publishAvailability(online: true):
+                publishAvailability(path, online: true)
+            case .publishAvailability(online: false):
+                linkLost(path)  // sockets closed, the loss reported, offline published
+            case .retryConnect(let delay):
+                guard !shuttingDown else { return }
+                try? await Task.sleep(for: delay)  // cancelled only when the bridge stops
+                actions += link.retryTimerFired()
+            case .startIdleTimer, .disconnect, .none:
+                break  // `always` links neither idle out nor disconnect themselves
             }
-            guard !shuttingDown else { return }
-            let delay = backoff.next()
-            try? await Task.sleep(for: delay)
         }
     }
 

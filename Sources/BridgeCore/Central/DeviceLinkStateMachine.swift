@@ -51,9 +51,12 @@ package struct DeviceLinkStateMachine<Instant: InstantProtocol>: Sendable where 
     /// Availability as last published, so that the same state is not published twice.
     package private(set) var published: Bool?
 
+    /// - Parameter available: the availability already published, if any (nothing is published again to say it).
     package init(
-        policy: Policy, backoff: JitteredBackoff, inProgressBackoff: JitteredBackoff, maxInProgressRetries: Int = 5
+        policy: Policy, backoff: JitteredBackoff, inProgressBackoff: JitteredBackoff, maxInProgressRetries: Int = 5,
+        available: Bool? = nil
     ) {
+        published = available
         self.policy = policy
         self.backoff = backoff
         self.inProgressBackoff = inProgressBackoff
