@@ -7,18 +7,18 @@ extension CentralBridge {
     func advertChanged(_ path: String) {
         decodeAdvert(path)
         guard devices[path] != nil, let state = tree.devices[path] else { return }
-        let action = devices[path]!.adverts.advertChanged(Self.advertPayload(state), at: .now)
+        let action = devices[path]!.adverts.advertChanged(Self.advertPayload(state), at: clock.now)
         perform(action, ofAdvertOf: path)
     }
 
-    private func perform(_ action: AdvertThrottle<ContinuousClock.Instant>.Action, ofAdvertOf path: String) {
+    private func perform(_ action: AdvertThrottle<BridgeClock.Instant>.Action, ofAdvertOf path: String) {
         guard let device = devices[path] else { return }
         switch action {
         case .publish(let payload):
             outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
         case .scheduleFlush(let wait):
             spawn {
-                try? await Task.sleep(for: wait)  // cancelled only when the bridge stops: nothing left to publish
+                try? await self.clock.sleep(for: wait)  // cancelled only when the bridge stops: nothing left to publish
                 await self.flushAdvert(path)
             }
         case .none:
@@ -28,7 +28,7 @@ extension CentralBridge {
 
     private func flushAdvert(_ path: String) {
         guard devices[path] != nil else { return }
-        perform(devices[path]!.adverts.flushTimerFired(at: .now), ofAdvertOf: path)
+        perform(devices[path]!.adverts.flushTimerFired(at: clock.now), ofAdvertOf: path)
     }
 
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
@@ -46,7 +46,7 @@ extension CentralBridge {
         guard !devicesListFlushScheduled else { return }
         devicesListFlushScheduled = true
         spawn {
-            try? await Task.sleep(for: .milliseconds(500))
+            try? await self.clock.sleep(for: .milliseconds(500))
             await self.publishDevicesList()
         }
     }

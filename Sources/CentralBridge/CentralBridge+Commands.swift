@@ -70,7 +70,7 @@ extension CentralBridge {
         let command = PendingCommand(
             kind: kind, route: routeIndex, transaction: request.transaction,
             responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData)
-        switch devices[path]!.commands.enqueue(command, at: .now) {
+        switch devices[path]!.commands.enqueue(command, at: clock.now) {
         case .start(let entry):
             spawn { await self.runCommands(path, first: entry.command) }
         case .queued:
@@ -143,7 +143,7 @@ extension CentralBridge {
                 metrics.commandFailures.increment()
                 fail(reply, Self.failure(from: error))
             }
-            devices[path]?.lastActivity = .now
+            devices[path]?.lastActivity = clock.now
         }
         if case .onDemand = devices[path]?.policy { scheduleIdleDisconnect(path) }
         if !devices.values.contains(where: \.commandWorkerRunning) {
@@ -154,7 +154,7 @@ extension CentralBridge {
 
     /// The command in flight finished: answers those that waited past their deadline and returns the next one.
     private func takeNextCommand(_ path: String) -> PendingCommand? {
-        guard let device = devices[path], let progress = devices[path]?.commands.finished(at: .now) else { return nil }
+        guard let device = devices[path], let progress = devices[path]?.commands.finished(at: clock.now) else { return nil }
         for command in progress.expired {
             fail(replyAddress(of: command, on: device), .gattway(
                 "Timeout", "\(device.topic) did not get to the command within \(device.commands.commandTimeout)"))

@@ -27,19 +27,19 @@ extension CentralBridge {
             decoded = result
         } catch {
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "\(error.code)")]).increment()
-            if case .log = refusals.report("\(error.code)", topic: device.topic, at: ContinuousClock.now - started) {
+            if case .log = refusals.report("\(error.code)", topic: device.topic, at: started.duration(to: clock.now)) {
                 logger.info("device.advert.undecodable", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
             }
             return
         }
         // A new packet (its data changed) whose encryption counter does not advance is a replay.
         if let counter = decoded.encryptionCounter,
-            !encryptionCounters.accept(packetID: counter, from: device.address, at: .now)
+            !encryptionCounters.accept(packetID: counter, from: device.address, at: ContinuousClock.now)
         {
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")]).increment()
             return
         }
-        if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: .now) { return }
+        if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: ContinuousClock.now) { return }
         devices[path]?.pendingStatePayload = decoded.stateJSON
         publishState(path)
     }
@@ -53,13 +53,13 @@ extension CentralBridge {
             return
         }
         let interval = configuration.bluetooth.advertMinInterval
-        let now = ContinuousClock.now
-        if let last = device.lastStatePublished, now - last < interval {
+        let now = clock.now
+        if let last = device.lastStatePublished, last.duration(to: now) < interval {
             guard !device.stateFlushScheduled else { return }
             devices[path]?.stateFlushScheduled = true
-            let wait = interval - (now - last)
+            let wait = interval - last.duration(to: now)
             spawn {
-                try? await Task.sleep(for: wait)
+                try? await self.clock.sleep(for: wait)
                 await self.flushState(path)
             }
             return

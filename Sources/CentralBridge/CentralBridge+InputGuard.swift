@@ -29,7 +29,7 @@ extension CentralBridge {
             limit: limit, responseTopic: message.properties.responseTopic, rule: responseTopicRule)
         else { return true }
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", refusal.metricReason)]).increment()
-        let decision = refusals.report(refusal, topic: message.topic, at: ContinuousClock.now - started)
+        let decision = refusals.report(refusal, topic: message.topic, at: started.duration(to: clock.now))
         if case .log(let suppressed) = decision {
             logger.warning("mqtt.command.refused", metadata: [
                 "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
@@ -51,7 +51,7 @@ extension CentralBridge {
     /// Counts and logs (rate-limited) a command whose payload the codec or the envelope parser refused.
     func noteInvalidCommand(_ message: MQTTMessage, _ error: some Error) {
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", "invalid_payload")]).increment()
-        let decision = refusals.report("invalid", topic: message.topic, at: ContinuousClock.now - started)
+        let decision = refusals.report("invalid", topic: message.topic, at: started.duration(to: clock.now))
         if case .log(let suppressed) = decision {
             logger.notice("mqtt.command.invalid", metadata: [
                 "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",

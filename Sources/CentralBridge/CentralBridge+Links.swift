@@ -17,7 +17,7 @@ extension CentralBridge {
     /// (`retryingInProgress`), so here every failure counts as one.
     private func runLink(_ path: String) async {
         let bluetooth = configuration.bluetooth
-        var link = DeviceLinkStateMachine<ContinuousClock.Instant>(
+        var link = DeviceLinkStateMachine<BridgeClock.Instant>(
             policy: .always, backoff: JitteredBackoff(initial: bluetooth.reconnectInitial, maximum: bluetooth.reconnectMax),
             inProgressBackoff: JitteredBackoff(initial: .milliseconds(50), maximum: .milliseconds(800)),
             maxInProgressRetries: 0, available: devices[path]?.online ?? false)
@@ -31,7 +31,7 @@ extension CentralBridge {
                 do {
                     try await establish(path)
                     // For an `always` link success only says online; it must be said before the wait below.
-                    for case .publishAvailability(let online) in link.connectSucceeded(at: .now) {
+                    for case .publishAvailability(let online) in link.connectSucceeded(at: clock.now) {
                         publishAvailability(path, online: online)
                     }
                     // Connected and subscribed: wait for the link to drop (the tree tells), without a deadline.
@@ -53,7 +53,7 @@ extension CentralBridge {
                 linkLost(path)  // sockets closed, the loss reported, offline published
             case .retryConnect(let delay):
                 guard !shuttingDown else { return }
-                try? await Task.sleep(for: delay)  // cancelled only when the bridge stops
+                try? await self.clock.sleep(for: delay)  // cancelled only when the bridge stops
                 actions += link.retryTimerFired()
             case .startIdleTimer, .disconnect, .none:
                 break  // `always` links neither idle out nor disconnect themselves
@@ -89,7 +89,7 @@ extension CentralBridge {
             try await pair(path, passkey: pairing.passkey)
         }
         try await subscribeNotifications(path)
-        devices[path]?.lastActivity = .now
+        devices[path]?.lastActivity = clock.now
         store.rememberCharacteristics(of: device.address, paths: resolvedPaths(path))
         publishAvailability(path, online: true)
         logger.notice("device.online", metadata: ["device.name": "\(device.topic)"])
@@ -250,14 +250,14 @@ extension CentralBridge {
     func scheduleIdleDisconnect(_ path: String) {
         guard case .onDemand(let idle) = devices[path]?.policy else { return }
         spawn {
-            try? await Task.sleep(for: idle)
+            try? await self.clock.sleep(for: idle)
             await self.disconnectIfIdle(path, idle: idle)
         }
     }
 
     private func disconnectIfIdle(_ path: String, idle: Duration) async {
         guard let device = devices[path], device.online, !device.commandWorkerRunning,
-            ContinuousClock.now - device.lastActivity >= idle
+            device.lastActivity.duration(to: clock.now) >= idle
         else { return }
         closeSockets(path)
         devices[path]?.disconnectReason = "idle_timeout"
@@ -271,7 +271,7 @@ extension CentralBridge {
         for _ in 0..<5 {
             do { return try await operation() } catch let error as BlueZError where error.isInProgress {
                 metrics.inProgressRetries.increment()
-                try await Task.sleep(for: backoff.next())
+                try await self.clock.sleep(for: backoff.next())
             }
         }
         return try await operation()

@@ -123,12 +123,13 @@ extension CentralBridge {
 
     /// Frees the tracking slots of `match` devices no longer heard: an advertiser that came and went (or faked a
     /// match once) must not hold a slot for good. Configured addresses stay tracked.
-    func releaseUnheardDevices(now: ContinuousClock.Instant = .now) async {
+    func releaseUnheardDevices() async {
+        let now = clock.now
         let stale = devices.values.filter { device in
             guard case .match = configuration.devices[device.configIndex].selector else { return false }
             // A passive device is "online" only while heard; a connectable one must also have no link.
             let passive: Bool = if case .never = device.policy { true } else { false }
-            return now - device.lastHeard >= configuration.bluetooth.unheardTimeout && (passive || !device.online)
+            return device.lastHeard.duration(to: now) >= configuration.bluetooth.unheardTimeout && (passive || !device.online)
                 && device.commands.isIdle && !(tree.devices[device.path]?.connected ?? false)
         }
         for device in stale {

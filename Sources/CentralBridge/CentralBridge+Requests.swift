@@ -28,7 +28,7 @@ extension CentralBridge {
             }
             let session: Int
             let window: Duration
-            switch scans.start(duration: .seconds(seconds), at: .now) {
+            switch scans.start(duration: .seconds(seconds), at: clock.now) {
             case .refused(let running):
                 return fail(reply, .gattway("Busy", "\(running) scans are already running; try again later"))
             case .started(let id, let endsAfter):
@@ -37,7 +37,7 @@ extension CentralBridge {
             await ensureDiscovery()
             // Answer once the scan window has passed, with what BlueZ heard (the strongest first, at most 200).
             spawn {
-                try? await Task.sleep(for: window)  // cancelled only when the bridge stops
+                try? await self.clock.sleep(for: window)  // cancelled only when the bridge stops
                 await self.answerScan(reply, session: session)
             }
         case "connect", "disconnect", "remove", "pair", "unpair":

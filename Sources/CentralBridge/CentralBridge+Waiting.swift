@@ -63,7 +63,7 @@ extension CentralBridge {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await signal.wait() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await self.clock.sleep(for: timeout)
                 throw CommandFailure.gattway("Timeout", "no answer within \(timeout)")
             }
             try await group.next()

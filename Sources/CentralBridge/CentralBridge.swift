@@ -31,7 +31,7 @@ package actor CentralBridge: Service {
     var tree: BLEObjectTree
     var devices: [String: TrackedDevice] = [:]
     /// Who holds a tracking slot: addressed devices always, matched ones while heard (see `DeviceTracker`).
-    var tracker: DeviceTracker<String, ContinuousClock.Instant>
+    var tracker: DeviceTracker<String, BridgeClock.Instant>
     var jobs: AsyncStream<Job>.Continuation?
     var waiters: [UInt64: DeviceWaiter] = [:]
     var nextWaiterID: UInt64 = 0
@@ -47,7 +47,7 @@ package actor CentralBridge: Service {
     var devicesListFlushScheduled = false
     var requestsInFlight = 0
     /// `bridge/request/scan` windows open now, at most `maxScansInFlight`, none longer than 300 s.
-    var scans = ScanSessions<ContinuousClock.Instant>(maximum: CentralBridge.maxScansInFlight, longest: .seconds(300))
+    var scans = ScanSessions<BridgeClock.Instant>(maximum: CentralBridge.maxScansInFlight, longest: .seconds(300))
     var pairingInProgress = false
     /// When refused input is logged (it is always counted).
     var refusals = RefusalLog()
@@ -57,7 +57,9 @@ package actor CentralBridge: Service {
     /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
     var packetIDs = PacketIDDeduplicator()
     var encryptionCounters = PacketIDDeduplicator(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
-    let started = ContinuousClock.now
+    /// Where the bridge takes its time from: every timestamp, timeout and sleep.
+    let clock: BridgeClock
+    let started: BridgeClock.Instant
     /// Jobs of `run()` now running: a gauge that shows a leak of one task per event (say, per reconnect) at once.
     let runningJobs = Atomic<Int>(0)
     /// `gattway.central.jobs` in the metrics snapshots.
@@ -69,8 +71,11 @@ package actor CentralBridge: Service {
 
     package init(
         configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
-        bindkeys: [Int: Bindkey] = [:], openAESCCM: AESCCMOpening? = nil, logger: Logger
+        bindkeys: [Int: Bindkey] = [:], openAESCCM: AESCCMOpening? = nil, clock: BridgeClock = .continuous,
+        logger: Logger
     ) {
+        self.clock = clock
+        started = clock.now
         self.configuration = configuration
         self.bindkeys = bindkeys
         self.openAESCCM = openAESCCM
@@ -87,7 +92,7 @@ package actor CentralBridge: Service {
             unheardTimeout: configuration.bluetooth.unheardTimeout, evictableAfter: Self.matchedSlotMinimumSilence)
         connectSlotsFree = configuration.bluetooth.maxConcurrentConnects
         metrics = CentralMetrics()
-        outbox = Outbox(mqtt: mqtt, logger: logger)
+        outbox = Outbox(mqtt: mqtt, logger: logger, clock: clock)
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
         for device in configuration.devices {
             if case .address(let address) = device.selector {
@@ -181,7 +186,7 @@ package actor CentralBridge: Service {
 
     private func saveStatePeriodically() async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(2))
+            try? await clock.sleep(for: .seconds(2))
             store.saveIfDirty()
             await releaseUnheardDevices()
         }
@@ -219,8 +224,8 @@ package actor CentralBridge: Service {
             checkWaiters(path)
         case .deviceAdvertChanged(let path):
             if devices[path] != nil {
-                devices[path]?.lastHeard = .now
-                _ = tracker.heard(path, byAddress: false, at: .now)
+                devices[path]?.lastHeard = clock.now
+                _ = tracker.heard(path, byAddress: false, at: clock.now)
                 advertChanged(path)
             } else {
                 deviceSeen(path)
@@ -252,7 +257,7 @@ package actor CentralBridge: Service {
         else { return }
         let configured = configuration.devices[index]
         let byAddress = if case .address = configured.selector { true } else { false }
-        let admission = tracker.heard(path, byAddress: byAddress, at: .now) { [devices, tree] candidate in
+        let admission = tracker.heard(path, byAddress: byAddress, at: clock.now) { [devices, tree] candidate in
             !(devices[candidate]?.online ?? false) && !(tree.devices[candidate]?.connected ?? false)
                 && (devices[candidate]?.commands.isIdle ?? true)
         }
@@ -270,6 +275,8 @@ package actor CentralBridge: Service {
             path: path, address: address, configIndex: index, topic: topic,
             routes: routes.routes(ofDevice: index, deviceTopic: topic), policy: configured.connect)
         device.adverts = AdvertThrottle(minimumInterval: configuration.bluetooth.advertMinInterval)
+        device.lastActivity = clock.now
+        device.lastHeard = clock.now
         device.commands = DeviceCommandQueue(
             capacity: Self.maxQueuedCommandsPerDevice, commandTimeout: Self.commandDeadline(configuration.bluetooth))
         devices[path] = device

@@ -1,3 +1,4 @@
+import BridgeCore
 import DequeModule
 import Logging
 import MQTTCore
@@ -27,9 +28,11 @@ final class Outbox: Sendable {
     private let mqtt: any MQTTClient
     private let logger: Logger
     private let limit: Int
+    private let clock: BridgeClock
     private let droppedCounter = Counter(label: "gattway.central.outbox.dropped")
 
-    init(mqtt: any MQTTClient, logger: Logger, limit: Int = 10_000) {
+    init(mqtt: any MQTTClient, logger: Logger, clock: BridgeClock, limit: Int = 10_000) {
+        self.clock = clock
         self.mqtt = mqtt
         self.logger = logger
         self.limit = limit
@@ -89,7 +92,7 @@ final class Outbox: Sendable {
         if empty { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await signal.wait() }  // cancelled by the deadline below
-            group.addTask { try? await Task.sleep(for: timeout) }  // the deadline; cancelled once drained
+            group.addTask { try? await self.clock.sleep(for: timeout) }  // the deadline; cancelled once drained
             await group.next()
             group.cancelAll()
         }

@@ -25,23 +25,24 @@ struct TrackedDevice: Sendable {
     /// Commands waiting for their turn: one GATT operation at a time per device.
     /// Commands of this device: one in flight, the rest waiting their turn until their deadline (set from the
     /// configured timeouts when the device is tracked).
-    var commands = DeviceCommandQueue<PendingCommand, ContinuousClock.Instant>(
+    var commands = DeviceCommandQueue<PendingCommand, BridgeClock.Instant>(
         capacity: CentralBridge.maxQueuedCommandsPerDevice, commandTimeout: .seconds(30))
     /// Whether a command of this device is running.
     var commandWorkerRunning: Bool { commands.inFlight != nil }
     /// When the advert topic may be published next (set from `advert_min_interval` when the device is tracked).
-    var adverts = AdvertThrottle<ContinuousClock.Instant>(minimumInterval: .zero)
-    var lastActivity = ContinuousClock.now
+    var adverts = AdvertThrottle<BridgeClock.Instant>(minimumInterval: .zero)
+    /// When the last command ran (set to the bridge clock's now when the device is tracked).
+    var lastActivity = BridgeClock.Instant(offset: .zero)
     /// Why Gattway is disconnecting the device itself (`idle_timeout`, `requested`, `stopping`); a loss without
     /// one is reported as `link_lost`.
     var disconnectReason: String?
     /// The device's own name, read from its GAP Device Name (0x2A00) once connected; advertisements may say another.
     var deviceName: String?
     /// When bluetoothd last reported the device (an advertisement, an RSSI).
-    var lastHeard = ContinuousClock.now
+    var lastHeard = BridgeClock.Instant(offset: .zero)
     /// The decoded measurements last published on `<device>/state`, and when.
     var lastStatePayload: [UInt8] = []
-    var lastStatePublished: ContinuousClock.Instant?
+    var lastStatePublished: BridgeClock.Instant?
     var pendingStatePayload: [UInt8]?
     /// The advertised data last handed to the decoder: bluetoothd reports every RSSI change, and an unchanged
     /// packet is neither decoded (decrypted) again nor mistaken for a replay.

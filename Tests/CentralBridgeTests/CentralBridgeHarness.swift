@@ -46,7 +46,7 @@ struct CentralBridgeHarness {
     let bridge: CentralBridge
     let stateDirectory: String
 
-    init(yaml: (String) -> String, stateDirectory: String? = nil) throws {
+    init(yaml: (String) -> String, stateDirectory: String? = nil, clock: BridgeClock = .continuous) throws {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("central-bridge-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -57,7 +57,8 @@ struct CentralBridgeHarness {
         user = broker.makeClient(id: "user")
         var logger = Logger(label: "gattway.central.test")
         logger.logLevel = .critical
-        bridge = CentralBridge(configuration: configuration, central: central, mqtt: mqtt, version: "test", logger: logger)
+        bridge = CentralBridge(
+            configuration: configuration, central: central, mqtt: mqtt, version: "test", clock: clock, logger: logger)
     }
 
     /// Runs the bridge while `body` runs, then cancels it.

@@ -1,4 +1,5 @@
 import BluetoothCore
+import BridgeCore
 import BridgeTesting
 import Foundation
 import MQTTCore
@@ -92,6 +93,28 @@ struct CentralBridgeTests {
             }
             #expect(last.payloadText.contains(#""ok":false"#))
             #expect(world.broker.published(on: "gw/lock/control/set/result").count == total)
+        }
+    }
+
+    /// Time comes from the injected clock: an on_demand device stays connected, however long the test takes,
+    /// until the manual clock passes its idle timeout; then it is disconnected.
+    @Test func onDemandDeviceIsDisconnectedWhenTheInjectedClockPassesItsIdleTimeout() async throws {
+        let manual = ManualClock()
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) }, clock: BridgeClock(manual))
+        try await world.run {
+            world.central.advertise(Harness.lock)
+            try await world.send("gw/lock/control/set", #"{"value":"open"}"#)
+            _ = try await world.next(on: "gw/lock/control/set/result") { $0.payloadText.contains(#""ok":true"#) }
+            #expect(!world.central.operations.entries.contains(.disconnect(Harness.lock.path)))
+            // The idle timer is armed after the answer; each step waits briefly for the disconnect it may cause.
+            var disconnected = false
+            for _ in 0..<50 where !disconnected {
+                manual.advance(by: .seconds(30))
+                disconnected = (try? await world.central.operations.first(timeout: .milliseconds(100)) {
+                    $0 == .disconnect(Harness.lock.path)
+                }) != nil
+            }
+            #expect(disconnected)
         }
     }
 }
