@@ -53,7 +53,10 @@ extension FakeBLECentral {
                     if cancelled { continuation.resume(throwing: CancellationError()) }
                 }
             } onCancel: {
-                state.withLock { $0.hungConnects.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+                if let hung = state.withLock({ $0.hungConnects.removeValue(forKey: id) }) {
+                    operations.append(.connectCancelled(device))
+                    hung.resume(throwing: CancellationError())
+                }
             }
         }
     }

@@ -23,6 +23,8 @@ package final class FakeBLECentral: BLECentral {
     package enum Operation: Sendable, Equatable {
         case startDiscovery, stopDiscovery
         case connect(String), disconnect(String), removeDevice(String)
+        /// A `connect` that hung was given up by its caller (its task was cancelled).
+        case connectCancelled(String)
         case read(String), write(String, [UInt8], withResponse: Bool)
         case startNotify(String), acquireNotify(String)
         case pair(String), cancelPairing(String)

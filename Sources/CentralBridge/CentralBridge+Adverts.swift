@@ -17,7 +17,7 @@ extension CentralBridge {
         case .publish(let payload):
             outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
         case .scheduleFlush(let wait):
-            spawn {
+            spawn(forDevice: path) {
                 try? await self.clock.sleep(for: wait)  // cancelled only when the bridge stops: nothing left to publish
                 await self.flushAdvert(path)
             }

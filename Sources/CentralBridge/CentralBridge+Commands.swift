@@ -72,7 +72,7 @@ extension CentralBridge {
             responseTopic: message.properties.responseTopic, correlationData: message.properties.correlationData)
         switch devices[path]!.commands.enqueue(command, at: clock.now) {
         case .start(let entry):
-            spawn { await self.runCommands(path, first: entry.command) }
+            spawn(forDevice: path) { await self.runCommands(path, first: entry.command) }
         case .queued:
             break
         case .refuse(_, .busy(let waiting)):

@@ -58,7 +58,7 @@ extension CentralBridge {
             guard !device.stateFlushScheduled else { return }
             devices[path]?.stateFlushScheduled = true
             let wait = interval - last.duration(to: now)
-            spawn {
+            spawn(forDevice: path) {
                 try? await self.clock.sleep(for: wait)
                 await self.flushState(path)
             }

@@ -9,7 +9,7 @@ extension CentralBridge {
         guard var device = devices[path], !device.linkRunning, !shuttingDown else { return }
         device.linkRunning = true
         devices[path] = device
-        spawn { await self.runLink(path) }
+        spawn(forDevice: path) { await self.runLink(path) }
     }
 
     /// The link loop of an `always` device, its decisions taken by `DeviceLinkStateMachine`: connect, wait for
@@ -95,7 +95,7 @@ extension CentralBridge {
         logger.notice("device.online", metadata: ["device.name": "\(device.topic)"])
         publishEvent(type: "device_connected", device: device.topic)
         // In a task of its own: neither availability nor a waiting command waits for the name.
-        spawn { await self.readDeviceName(path) }
+        spawn(forDevice: path) { await self.readDeviceName(path) }
         if case .onDemand = device.policy { scheduleIdleDisconnect(path) }
     }
 
@@ -249,7 +249,7 @@ extension CentralBridge {
     /// on_demand devices: disconnect after the idle timeout since the last command.
     func scheduleIdleDisconnect(_ path: String) {
         guard case .onDemand(let idle) = devices[path]?.policy else { return }
-        spawn {
+        spawn(forDevice: path) {
             try? await self.clock.sleep(for: idle)
             await self.disconnectIfIdle(path, idle: idle)
         }

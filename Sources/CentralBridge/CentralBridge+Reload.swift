@@ -67,6 +67,7 @@ extension CentralBridge {
             fail(reply, .gattway("DeviceReleased", "\(device.topic) \(reason)"))
         }
         publishAvailability(path, online: false)
+        device.inbox?.finish()  // ends the device's task and cancels its link loop, commands and timers
         devices[path] = nil
         tracker.forget(path)
         // bluetoothd's object may be forgotten again (a configured address is pinned anew by its entry).

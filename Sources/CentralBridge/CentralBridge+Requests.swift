@@ -123,7 +123,9 @@ extension CentralBridge {
             default:
                 closeSockets(path)
                 publishAvailability(path, online: false)
+                devices[path]?.inbox?.finish()  // ends the device's own task and what runs in it
                 devices[path] = nil
+                tracker.forget(path)
                 values.setRoutes([:], ofDevice: path)
                 tree.pinnedDevices.remove(path)
                 store.forget(address: device.address)

@@ -153,6 +153,34 @@ package actor CentralBridge: Service {
         jobs?.yield(job)
     }
 
+    /// Jobs one device's task may have waiting to start; its work is a handful of long jobs (link loop, command
+    /// worker, timers), so reaching this means a fault, which is counted and logged.
+    static let deviceInboxLimit = 64
+
+    /// Runs `job` as a child of the device's own task; nothing happens when the device is no longer tracked.
+    func spawn(forDevice path: String, _ job: @escaping Job) {
+        guard let inbox = devices[path]?.inbox else { return }
+        if case .dropped = inbox.yield(job) {
+            Counter(label: "gattway.central.device_jobs_dropped").increment()
+            logger.error("device.inbox.full", metadata: ["device.name": "\(devices[path]?.topic ?? path)"])
+        }
+    }
+
+    /// One tracked device's task: runs the jobs of its inbox as its children until the device is let go (the inbox
+    /// finishes), then cancels what is still running.
+    nonisolated func runDevice(inbox: AsyncStream<Job>) async {
+        await withDiscardingTaskGroup { group in
+            for await job in inbox {
+                group.addTask {
+                    self.jobsGauge.record(self.runningJobs.add(1, ordering: .relaxed).newValue)
+                    defer { self.jobsGauge.record(self.runningJobs.subtract(1, ordering: .relaxed).newValue) }
+                    await job()
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
     // MARK: - Inputs
 
     /// Follows bluetoothd until the task ends. The stream ending by itself means the system bus connection is
@@ -279,7 +307,12 @@ package actor CentralBridge: Service {
         device.lastHeard = clock.now
         device.commands = DeviceCommandQueue(
             capacity: Self.maxQueuedCommandsPerDevice, commandTimeout: Self.commandDeadline(configuration.bluetooth))
+        // Bounded: see `deviceInboxLimit`.
+        let (inbox, inboxContinuation) = AsyncStream.makeStream(
+            of: Job.self, bufferingPolicy: .bufferingOldest(Self.deviceInboxLimit))
+        device.inbox = inboxContinuation
         devices[path] = device
+        spawn { await self.runDevice(inbox: inbox) }
         tree.pinnedDevices.insert(path)
         store.remember(address: address, topic: topic)
         logger.notice("device.tracked", metadata: ["device.name": "\(topic)", "device.address": "\(address)"])

@@ -12,6 +12,9 @@ struct TrackedDevice: Sendable {
     var routes: [CharacteristicRoute]
     let policy: DeviceConfiguration.ConnectPolicy
 
+    /// The device's own task's inbox: its link loop, command worker and timers run there as its children, so
+    /// letting the device go (finishing the inbox) ends all of them.
+    var inbox: AsyncStream<CentralBridge.Job>.Continuation?
     /// Whether a link loop (connect, subscribe, wait, reconnect) is running for it.
     var linkRunning = false
     /// Availability as last published.

@@ -117,4 +117,24 @@ struct CentralBridgeTests {
             #expect(disconnected)
         }
     }
+
+    /// Each device's work runs in the device's own task: removing the device ends it, even a connect that hangs.
+    @Test func removingADeviceEndsItsOwnTaskAndWhatRunsInIt() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await world.run {
+            world.central.setConnectBehaviour(.hang, for: Harness.strap)
+            world.central.advertise(Harness.strap)
+            world.central.advertise(Harness.lock)
+            _ = try await world.central.operations.first { $0 == .connect(Harness.strap.path) }
+            try await world.send("gw/bridge/request/remove", #"{"device":"strap"}"#)
+            let answer = try await world.next(on: "gw/bridge/response/remove")
+            #expect(answer.payloadText.contains(#""ok":true"#))
+            // The strap's link loop, blocked in the hanging connect, was cancelled with the strap's task.
+            _ = try await world.central.operations.first { $0 == .connectCancelled(Harness.strap.path) }
+            let mark = world.broker.publicationCount
+            try await world.send("gw/bridge/request/devices", "{}")
+            let list = try await world.next(on: "gw/bridge/response/devices", since: mark).payloadText
+            #expect(!list.contains(#""name":"strap""#))
+        }
+    }
 }
