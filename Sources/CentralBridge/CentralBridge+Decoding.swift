@@ -34,12 +34,12 @@ extension CentralBridge {
         }
         // A new packet (its data changed) whose encryption counter does not advance is a replay.
         if let counter = decoded.encryptionCounter,
-            !encryptionCounters.accept(packetID: counter, from: device.address, at: ContinuousClock.now)
+            !encryptionCounters.accept(packetID: counter, from: device.address, at: clock.now)
         {
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")]).increment()
             return
         }
-        if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: ContinuousClock.now) { return }
+        if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: clock.now) { return }
         devices[path]?.pendingStatePayload = decoded.stateJSON
         publishState(path)
     }

@@ -55,8 +55,8 @@ package actor CentralBridge: Service {
     var bindkeys: [Int: Bindkey]
     let openAESCCM: AESCCMOpening?
     /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
-    var packetIDs = PacketIDDeduplicator()
-    var encryptionCounters = PacketIDDeduplicator(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
+    var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>()
+    var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
     /// Where the bridge takes its time from: every timestamp, timeout and sleep.
     let clock: BridgeClock
     let started: BridgeClock.Instant

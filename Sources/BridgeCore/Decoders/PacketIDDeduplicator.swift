@@ -7,10 +7,11 @@ import OrderedCollections
 /// the last accepted one by less than `window` (modulo `modulus`, so 255 → 0 is ahead), or when the device has
 /// been silent for `resetAfter` (it may have restarted and counted again from zero). Bounded: at most `capacity`
 /// devices are remembered; the least recently accepted is forgotten first, so random addresses cannot grow it.
-package struct PacketIDDeduplicator: Sendable {
+/// Time is passed in, as instants of whichever clock the caller runs on.
+package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     private struct Last: Sendable {
         var id: UInt64
-        var at: ContinuousClock.Instant
+        var at: Instant
     }
 
     private let modulus: UInt64
@@ -37,7 +38,7 @@ package struct PacketIDDeduplicator: Sendable {
 
     /// Whether `packetID` from `address` at `now` is new; a new id is remembered as the device's last.
     package mutating func accept(
-        packetID: UInt32, from address: BluetoothAddress, at now: ContinuousClock.Instant
+        packetID: UInt32, from address: BluetoothAddress, at now: Instant
     ) -> Bool {
         let id = UInt64(packetID) % modulus
         if let previous = last[address], previous.at.duration(to: now) < resetAfter {

@@ -7,7 +7,7 @@ import Testing
     let start = ContinuousClock.Instant.now
 
     @Test func aRepeatedPacketIDIsRefusedAndTheNextAccepted() {
-        var deduplicator = PacketIDDeduplicator()
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>()
         let accepted1 = deduplicator.accept(packetID: 5, from: sensor, at: start)
         #expect(accepted1)
         let accepted2 = deduplicator.accept(packetID: 5, from: sensor, at: start + .milliseconds(100))
@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func anOlderPacketIDIsRefusedAndTheIDWrapsAt256() {
-        var deduplicator = PacketIDDeduplicator()
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>()
         let accepted4 = deduplicator.accept(packetID: 250, from: sensor, at: start)
         #expect(accepted4)
         let accepted5 = deduplicator.accept(packetID: 249, from: sensor, at: start + .milliseconds(10))
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func aJumpOfAWindowOrMoreIsRefusedUntilTheDeviceHasBeenSilent() {
-        var deduplicator = PacketIDDeduplicator()
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>()
         let accepted8 = deduplicator.accept(packetID: 100, from: sensor, at: start)
         #expect(accepted8)
         let accepted9 = deduplicator.accept(packetID: 0, from: sensor, at: start + .seconds(1))
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func devicesAreTrackedApart() {
-        var deduplicator = PacketIDDeduplicator()
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>()
         let accepted11 = deduplicator.accept(packetID: 7, from: sensor, at: start)
         #expect(accepted11)
         let accepted12 = deduplicator.accept(packetID: 7, from: address("54:48:E6:8F:80:A6"), at: start)
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func memoryIsBoundedByCapacityForgettingTheLeastRecent() {
-        var deduplicator = PacketIDDeduplicator(capacity: 3)
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>(capacity: 3)
         for last in UInt8(1)...10 {
             _ = deduplicator.accept(packetID: 1, from: address("00:00:00:00:00:\(Hex.string([last]))"), at: start)
         }
@@ -61,7 +61,7 @@ import Testing
 
     /// A replayed BTHome advertisement decodes to the same packet id and is refused.
     @Test func aReplayedBTHomeAdvertisementIsRefused() throws {
-        var deduplicator = PacketIDDeduplicator()
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>()
         let facts = serviceFacts(0xFCD2, "400005015d029808", address: "54:48:E6:8F:80:A5")
         let first = try #require(try BTHomeDecoder().decode(facts, context: DecodingContext()).packetID)
         let replay = try #require(try BTHomeDecoder().decode(facts, context: DecodingContext()).packetID)
@@ -73,7 +73,7 @@ import Testing
 
     /// 32-bit encryption counters: a repeat or a lower counter is a replay; a higher one is new.
     @Test func encryptionCountersUseTheFullWidth() {
-        var counters = PacketIDDeduplicator(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(86_400))
+        var counters = PacketIDDeduplicator<ContinuousClock.Instant>(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(86_400))
         let accepted17 = counters.accept(packetID: 0x3322_1100, from: sensor, at: start)
         #expect(accepted17)
         let accepted18 = counters.accept(packetID: 0x3322_1100, from: sensor, at: start + .seconds(10))
