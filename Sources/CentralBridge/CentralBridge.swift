@@ -55,6 +55,7 @@ package actor CentralBridge: Service {
     let started = ContinuousClock.now
 
     let version: String
+    var homeAssistant = HomeAssistantDiscoveryState()
 
     package init(
         configuration: BridgeConfiguration, bluez: BlueZClient, mqtt: MosquittoClient, version: String,
@@ -75,6 +76,7 @@ package actor CentralBridge: Service {
         metrics = CentralMetrics()
         outbox = Outbox(mqtt: mqtt, logger: logger)
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
+        homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         for device in configuration.devices {
             if case .address(let address) = device.selector {
                 tree.pinnedDevices.insert(adapterPath + "/" + address.bluezPathComponent)
@@ -236,6 +238,7 @@ package actor CentralBridge: Service {
         devices[path] = device
         tree.pinnedDevices.insert(path)
         store.remember(address: address, topic: topic)
+        homeAssistantDeviceTracked(path)
         logger.notice("device.tracked", metadata: ["device.name": "\(topic)", "device.address": "\(address)"])
         markDevicesListDirty()
         spawn { await self.subscribeCommands(of: path) }
@@ -293,6 +296,7 @@ package actor CentralBridge: Service {
         }
         for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }
         markDevicesListDirty()
+        await homeAssistantBrokerConnected()
     }
 
     /// `bridge/info`: what this gateway is and what it is configured to do.

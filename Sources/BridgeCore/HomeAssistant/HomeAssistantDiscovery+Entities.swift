@@ -67,7 +67,7 @@ extension HomeAssistantDiscovery {
         let access = "value_json[\"\(measurement.name)\"]"
         if component == .binarySensor {
             entity["value_template"] = .text(
-                "{{ ('ON' if \(access) else 'OFF') if \(access) is defined else None }}")
+                "{{ ('ON' if \(access) else 'OFF') if \(access) is defined else '' }}")
         } else {
             entity["value_template"] = .text(Self.template(field: measurement.name))
         }

@@ -124,10 +124,11 @@ package struct HomeAssistantDiscovery: Sendable {
         ]
     }
 
-    /// `{{ value_json.x if value_json.x is defined else None }}`: a JSON field, or unknown (Home Assistant reads
-    /// `None` as no value) when the message lacks it, instead of an empty string a numeric sensor refuses.
+    /// `{{ value_json["x"] if value_json["x"] is defined else '' }}`: a JSON field, or nothing when the message
+    /// lacks it (a packet may carry only some of a device's measurements); Home Assistant ignores an empty state
+    /// and keeps the last value.
     static func template(field: String) -> String {
         let access = "value_json[\"\(field)\"]"
-        return "{{ \(access) if \(access) is defined else None }}"
+        return "{{ \(access) if \(access) is defined else '' }}"
     }
 }
