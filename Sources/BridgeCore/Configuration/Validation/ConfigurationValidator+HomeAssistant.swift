@@ -32,7 +32,8 @@ extension ConfigurationValidator {
                 fail("\(path).measurements", "\"\(measurement)\" is not a measurement name")
                 continue
             }
-            let validated = homeAssistantEntity(entity, entityPath, writable: false, readable: true)
+            // Checked as readable and writable, so that a command component gets the one message below.
+            let validated = homeAssistantEntity(entity, entityPath, writable: true, readable: true)
             if let component = validated.component, component.sendsCommands {
                 fail("\(entityPath).component", "a decoded measurement can only be a sensor or a binary_sensor")
             }
