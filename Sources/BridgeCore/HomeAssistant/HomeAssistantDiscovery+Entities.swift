@@ -93,20 +93,22 @@ extension HomeAssistantDiscovery {
         let uniqueID = nodeID + "_" + entity.objectID
         writer.field("unique_id", uniqueID)
         writer.field("object_id", HomeAssistantEntity.identifier((device?.facts.topic ?? "gattway") + "_" + entity.objectID))
-        writer.key("availability")
-        writer.beginArray()
-        if let device, entity.followsDeviceAvailability {
-            writer.beginObject()
-            writer.field("topic", layout.availability(device.facts.topic))
-            writer.endObject()
+        // A device's entities follow the device and the gateway; the gateway's follow the gateway, except its
+        // connectivity, which reports the gateway's state itself.
+        var availability: [String] = []
+        if let device, entity.followsDeviceAvailability { availability.append(layout.availability(device.facts.topic)) }
+        if device != nil || entity.followsDeviceAvailability { availability.append(layout.bridgeState) }
+        if !availability.isEmpty {
+            writer.key("availability")
+            writer.beginArray()
+            for topic in availability {
+                writer.beginObject()
+                writer.field("topic", topic)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.field("availability_mode", "all")
         }
-        if device != nil {
-            writer.beginObject()
-            writer.field("topic", layout.bridgeState)
-            writer.endObject()
-        }
-        writer.endArray()
-        writer.field("availability_mode", "all")
         writer.key("device")
         if let device {
             writeDevice(device.facts, device.configured, nodeID: nodeID, into: &writer)

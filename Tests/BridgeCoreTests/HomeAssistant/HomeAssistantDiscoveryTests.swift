@@ -156,8 +156,14 @@ import Testing
         let connected = try Self.payload(messages, "homeassistant/sensor/gattway_bridge_gattway/connected_devices/config")
         #expect(connected["state_topic"]?.stringValue == "gattway/bridge/devices")
         _ = try Self.payload(messages, "homeassistant/sensor/gattway_bridge_gattway/tracked_devices/config")
+        guard case .array(let availability) = version["availability"] else {
+            Issue.record("no availability list")
+            return
+        }
+        #expect(availability.map { $0["topic"]?.stringValue } == ["gattway/bridge/state"])
         let link = try Self.payload(messages, "homeassistant/binary_sensor/gattway_bridge_gattway/connectivity/config")
         #expect(link["state_topic"]?.stringValue == "gattway/bridge/state")
+        #expect(link["availability"] == nil, "off, not unavailable, when Gattway is stopped")
     }
 
     @Test func unmatchedDevicesAreNotAnnouncedButConfiguredAddressesAre() throws {
