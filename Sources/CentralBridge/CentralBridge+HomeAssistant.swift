@@ -43,6 +43,8 @@ extension CentralBridge {
     /// A device was matched to a configured entry.
     func homeAssistantDeviceTracked(_ path: String) {
         guard homeAssistant.discovery != nil, let device = devices[path] else { return }
+        // Devices may be seen before the broker connects: what an earlier run saved is read first, not over them.
+        homeAssistant.load(directory: configuration.stateDirectory, logger: logger)
         let configured = configuration.devices[device.configIndex]
         let name = tree.devices[path]?.name
         if homeAssistant.inventory.deviceTracked(
