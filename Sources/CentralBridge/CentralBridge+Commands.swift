@@ -9,6 +9,7 @@ extension CentralBridge {
 
     /// A message on one of the bridge's command topics.
     func handleCommandMessage(_ message: MQTTMessage) async {
+        if homeAssistantStatusReceived(message) { return }
         let requestPrefix = routes.bridgeRequestTopic("")
         if message.topic.hasPrefix(requestPrefix) {
             let verb = String(message.topic.dropFirst(requestPrefix.count))

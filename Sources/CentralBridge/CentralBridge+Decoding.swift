@@ -40,6 +40,7 @@ extension CentralBridge {
             return
         }
         if let id = decoded.packetID, !packetIDs.accept(packetID: id, from: device.address, at: clock.now) { return }
+        homeAssistantMeasurementsDecoded(path, decoded)
         devices[path]?.pendingStatePayload = decoded.stateJSON
         publishState(path)
     }

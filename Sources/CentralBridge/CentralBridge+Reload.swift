@@ -37,6 +37,7 @@ extension CentralBridge {
                 "restart_needed": "\(reload.sectionsNeedingRestart)",
             ])
         publishReloadEvent(released: released.sorted(), restartNeeded: reload.sectionsNeedingRestart)
+        homeAssistantReloaded()
     }
 
     /// A reload whose file does not validate: the running configuration stays, and operators hear why.

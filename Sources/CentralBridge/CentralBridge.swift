@@ -68,6 +68,7 @@ package actor CentralBridge: Service {
     package nonisolated var runningJobCount: Int { runningJobs.load(ordering: .relaxed) }
 
     let version: String
+    var homeAssistant = HomeAssistantDiscoveryState()
 
     package init(
         configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
@@ -94,6 +95,7 @@ package actor CentralBridge: Service {
         metrics = CentralMetrics()
         outbox = Outbox(mqtt: mqtt, logger: logger, clock: clock)
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
+        homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         for device in configuration.devices {
             if case .address(let address) = device.selector {
                 tree.pinnedDevices.insert(adapterPath + "/" + address.bluezPathComponent)
@@ -315,6 +317,7 @@ package actor CentralBridge: Service {
         spawn { await self.runDevice(inbox: inbox) }
         tree.pinnedDevices.insert(path)
         store.remember(address: address, topic: topic)
+        homeAssistantDeviceTracked(path)
         logger.notice("device.tracked", metadata: ["device.name": "\(topic)", "device.address": "\(address)"])
         markDevicesListDirty()
         spawn { await self.subscribeCommands(of: path) }
@@ -372,6 +375,7 @@ package actor CentralBridge: Service {
         }
         for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }
         markDevicesListDirty()
+        await homeAssistantBrokerConnected()
     }
 
     /// `bridge/info`: what this gateway is and what it is configured to do.

@@ -494,6 +494,30 @@ enum ConfigurationSchema {
         }
       }
     },
+    "homeassistant": {
+      "title": "Home Assistant",
+      "description": "Home Assistant MQTT discovery: when present, Gattway announces every configured device, its entities and the gateway itself under the discovery prefix (retained), and clears what is no longer configured.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "discovery_prefix": {
+          "title": "Discovery prefix",
+          "description": "The first level of the discovery topics <prefix>/<component>/<node_id>/<object_id>/config.",
+          "type": "string",
+          "minLength": 1,
+          "pattern": "^[^$/+#\\x00][^+#\\x00]*$",
+          "default": "homeassistant"
+        },
+        "status_topic": {
+          "title": "Status topic",
+          "description": "Where Home Assistant announces online (its birth message); Gattway then publishes its discovery again.",
+          "type": "string",
+          "minLength": 1,
+          "pattern": "^[^+#\\x00]+$",
+          "default": "homeassistant/status"
+        }
+      }
+    },
     "state_dir": {
       "title": "State directory",
       "description": "Where known devices and peripheral values are persisted.",
@@ -624,7 +648,20 @@ enum ConfigurationSchema {
         "decoder": {
           "title": "Decoder",
           "description": "How advertisements become measurements on <base>/<device>/state: auto picks the format from the service UUID or company id; none keeps them raw. Defaults to none for a device with a characteristic named state.",
-          "enum": ["auto", "none", "bthome", "mibeacon", "pvvx", "atc1441", "ruuvi_rawv2", "govee_h5075", "switchbot_meter", "inkbird_ibs_th", "ibeacon", "eddystone"],
+          "enum": [
+            "auto",
+            "none",
+            "bthome",
+            "mibeacon",
+            "pvvx",
+            "atc1441",
+            "ruuvi_rawv2",
+            "govee_h5075",
+            "switchbot_meter",
+            "inkbird_ibs_th",
+            "ibeacon",
+            "eddystone"
+          ],
           "default": "auto"
         },
         "bindkey_file": {
@@ -652,6 +689,50 @@ enum ConfigurationSchema {
           "type": "array",
           "items": {
             "$ref": "#/$defs/characteristic"
+          }
+        },
+        "homeassistant": {
+          "title": "Home Assistant device",
+          "description": "What Home Assistant discovery says of the device beyond what Gattway infers.",
+          "type": "object",
+          "additionalProperties": false,
+          "properties": {
+            "name": {
+              "title": "Name",
+              "description": "The device's name in Home Assistant (default: the configured name, else the advertised name).",
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255,
+              "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+            },
+            "model": {
+              "title": "Model",
+              "description": "The model (default: from the advertisement format).",
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255,
+              "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+            },
+            "manufacturer": {
+              "title": "Manufacturer",
+              "description": "The manufacturer.",
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255,
+              "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+            },
+            "measurements": {
+              "title": "Measurements",
+              "description": "Entity overrides per decoded measurement, by its key in <device>/state (temperature, battery, …).",
+              "type": "object",
+              "propertyNames": {
+                "minLength": 1,
+                "maxLength": 64
+              },
+              "additionalProperties": {
+                "$ref": "#/$defs/homeassistantEntity"
+              }
+            }
           }
         }
       },
@@ -793,6 +874,9 @@ enum ConfigurationSchema {
           "title": "Retain",
           "description": "Overrides mqtt.retain for this value.",
           "type": "boolean"
+        },
+        "homeassistant": {
+          "$ref": "#/$defs/homeassistantEntity"
         }
       },
       "required": [
@@ -1061,6 +1145,165 @@ enum ConfigurationSchema {
           }
         }
       ]
+    },
+    "homeassistantEntity": {
+      "title": "Home Assistant entity",
+      "description": "Overrides what Gattway infers for the Home Assistant entity; every field left out keeps the inferred value.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "component": {
+          "title": "Component",
+          "description": "The Home Assistant platform. Characteristics: sensor or binary_sensor (needs notify or read), text (the default for a writable characteristic), button, select, switch, number or lock (need write; their commands go to /set). Decoded measurements: sensor or binary_sensor.",
+          "type": "string",
+          "enum": [
+            "sensor",
+            "binary_sensor",
+            "text",
+            "button",
+            "select",
+            "switch",
+            "number",
+            "lock"
+          ]
+        },
+        "name": {
+          "title": "Name",
+          "description": "The entity's name (default: the characteristic's or measurement's name).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "icon": {
+          "title": "Icon",
+          "description": "An icon such as mdi:lock.",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "device_class": {
+          "title": "Device class",
+          "description": "A Home Assistant device class (temperature, battery, …).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "unit_of_measurement": {
+          "title": "Unit",
+          "description": "The unit of the values, as Home Assistant spells it (°C, %, bpm).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "state_class": {
+          "title": "State class",
+          "description": "For sensors with numeric values.",
+          "type": "string",
+          "enum": [
+            "measurement",
+            "total",
+            "total_increasing"
+          ]
+        },
+        "entity_category": {
+          "title": "Entity category",
+          "description": "config or diagnostic.",
+          "type": "string",
+          "enum": [
+            "config",
+            "diagnostic"
+          ]
+        },
+        "payload_on": {
+          "title": "Payload on",
+          "description": "switch and binary_sensor: the value for on (default ON).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "payload_off": {
+          "title": "Payload off",
+          "description": "switch and binary_sensor: the value for off (default OFF).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "payload_press": {
+          "title": "Payload press",
+          "description": "button: what a press writes (default PRESS).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "payload_lock": {
+          "title": "Payload lock",
+          "description": "lock: what locking writes (default LOCK).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "payload_unlock": {
+          "title": "Payload unlock",
+          "description": "lock: what unlocking writes (default UNLOCK).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "state_locked": {
+          "title": "State locked",
+          "description": "lock: the value that means locked (default LOCKED).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "state_unlocked": {
+          "title": "State unlocked",
+          "description": "lock: the value that means unlocked (default UNLOCKED).",
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+        },
+        "options": {
+          "title": "Options",
+          "description": "select (required): the choices, written as they are.",
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 64,
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "pattern": "^[^\\x00-\\x1f\\x7f]+$"
+          }
+        },
+        "min": {
+          "title": "Minimum",
+          "description": "number: the lowest value offered.",
+          "type": "number"
+        },
+        "max": {
+          "title": "Maximum",
+          "description": "number: the highest value offered.",
+          "type": "number"
+        },
+        "step": {
+          "title": "Step",
+          "description": "number: the step between values.",
+          "type": "number",
+          "exclusiveMinimum": 0
+        }
+      }
     }
   }
 }

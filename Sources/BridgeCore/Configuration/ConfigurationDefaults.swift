@@ -50,6 +50,9 @@ package enum ConfigurationDefaults {
     package static let queueDepthRange = 1...100_000
     package static let queueWhenFull = "backpressure"
 
+    package static let homeAssistantDiscoveryPrefix = "homeassistant"
+    package static let homeAssistantStatusTopic = "homeassistant/status"
+
     package static let stateDirectory = "/var/lib/gattway"
     package static let logLevel = "info"
 }

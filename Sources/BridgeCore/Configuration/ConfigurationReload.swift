@@ -32,6 +32,7 @@ package struct ConfigurationReload: Sendable, Hashable {
         if running.mqtt != new.mqtt { restart.append("mqtt") }
         if running.bluetooth != new.bluetooth { restart.append("bluetooth") }
         if running.peripheral != new.peripheral { restart.append("peripheral") }
+        if running.homeAssistant != new.homeAssistant { restart.append("homeassistant") }
         if running.stateDirectory != new.stateDirectory { restart.append("state_dir") }
         if running.logLevel != new.logLevel { restart.append("log_level") }
         sectionsNeedingRestart = restart

@@ -255,6 +255,10 @@ class Discovery:
             dev = Device(self.adapter, p)
             self.adapter.devices[p.address] = dev
             created = True
+        elif dev.peripheral is not p and not dev.peripheral.present:
+            # bluetoothd knows a device by its address: a peripheral back on the air after RemovePeripheral is the
+            # same Device object, and connecting to it reaches the peripheral now advertising.
+            dev.peripheral = p
         matched = discoverable and (not filtered or any(f is None or f.matches(report, rssi)
                                                         for f in sessions.values()))
         if matched:

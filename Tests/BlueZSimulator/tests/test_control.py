@@ -125,6 +125,28 @@ def test_remove_peripheral_drops_its_link():
     run(body())
 
 
+def test_a_peripheral_back_on_the_air_connects_through_its_existing_device():
+    async def body():
+        async with simulator("--scenario", scenario("lock")) as address:
+            bus = await connect(address)
+            rec = await Recorder.attach(bus)
+            await call(bus, bluez(HCI0, A1), "StartDiscovery")
+            path = dev_path(LOCK)
+            await rec.wait(lambda m, p, b: m == "InterfacesAdded" and b[0] == path, what="lock")
+            await call(bus, CONTROL, "RemovePeripheral", "s", [LOCK])
+            with pytest.raises(CallFailed) as away:
+                await call(bus, bluez(path, D1), "Connect")
+            assert away.value.text == "le-connection-abort-by-local"
+            spec = {"address": LOCK, "connectable": True, "interval_ms": 100, "advert": {"name": "Lock again"},
+                    "gatt": [{"uuid": "fff0", "characteristics": [{"uuid": "fff2", "flags": ["read"], "value": "x"}]}]}
+            await call(bus, CONTROL, "AddPeripheral", "s", [json.dumps(spec)])
+            await rec.wait(lambda m, p, b: m == "PropertiesChanged" and p == path and "Name" in b[1]
+                           and b[1]["Name"].value == "Lock again", what="the new advertisement")
+            await call(bus, bluez(path, D1), "Connect")
+            assert rec.changes(path, "Connected") == [True]
+    run(body())
+
+
 def test_powered_property_and_introspection():
     async def body():
         async with simulator() as address:

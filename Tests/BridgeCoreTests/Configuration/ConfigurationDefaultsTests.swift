@@ -9,6 +9,7 @@ import Testing
     /// own (a device of each connect policy, a characteristic, a local service, characteristic and descriptor).
     static let sparse = """
         mqtt: { url: "mqtts://broker.example", tls: { ca_file: /etc/ssl/ca.pem } }
+        homeassistant: {}
         devices:
           - address: "AA:BB:CC:DD:EE:01"
             characteristics: [ { service: "180D", uuid: "2A37" } ]
@@ -53,6 +54,8 @@ import Testing
         "properties/peripheral/properties/services/items/properties/primary": {
             $0.peripheral?.services.first.map { "\($0.primary)" }
         },
+        "properties/homeassistant/properties/discovery_prefix": { $0.homeAssistant?.discoveryPrefix },
+        "properties/homeassistant/properties/status_topic": { $0.homeAssistant?.statusTopic },
         "properties/state_dir": { $0.stateDirectory },
         "properties/log_level": { $0.logLevel.rawValue },
         "$defs/codec": { $0.devices.first?.characteristics.first.map { "\($0.codec)" } },

@@ -6,11 +6,12 @@ package struct BridgeConfigurationFile: Codable, Sendable {
     package var bluetooth: BluetoothSection?
     package var devices: [DeviceSection]?
     package var peripheral: PeripheralSection?
+    package var homeassistant: HomeAssistantSection?
     package var stateDir: String?
     package var logLevel: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case mqtt, bluetooth, devices, peripheral
+        case mqtt, bluetooth, devices, peripheral, homeassistant
         case stateDir = "state_dir"
         case logLevel = "log_level"
     }
@@ -21,6 +22,7 @@ package struct BridgeConfigurationFile: Codable, Sendable {
         bluetooth = read(.bluetooth)
         devices = read(.devices)
         peripheral = read(.peripheral)
+        homeassistant = read(.homeassistant)
         stateDir = read(.stateDir)
         logLevel = read(.logLevel)
     }

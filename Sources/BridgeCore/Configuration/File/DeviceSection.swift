@@ -9,9 +9,10 @@ extension BridgeConfigurationFile {
         package var passkey: Int?
         package var decoder, bindkeyFile, bindkeyEnv: String?
         package var characteristics: [CharacteristicSection]?
+        package var homeassistant: HomeAssistantDeviceSection?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, address, match, connect, characteristics, pair, passkey, decoder
+            case name, address, match, connect, characteristics, pair, passkey, decoder, homeassistant
             case bindkeyFile = "bindkey_file"
             case bindkeyEnv = "bindkey_env"
             case idleTimeout = "idle_timeout"
@@ -30,6 +31,7 @@ extension BridgeConfigurationFile {
             bindkeyFile = read(.bindkeyFile)
             bindkeyEnv = read(.bindkeyEnv)
             characteristics = read(.characteristics)
+            homeassistant = read(.homeassistant)
         }
     }
 
@@ -58,9 +60,10 @@ extension BridgeConfigurationFile {
         package var notify, read: Bool?
         package var write, codec: String?
         package var retain: Bool?
+        package var homeassistant: HomeAssistantEntitySection?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, service, uuid, notify, read, write, codec, retain
+            case name, service, uuid, notify, read, write, codec, retain, homeassistant
         }
 
         package init(from decoder: any Decoder) throws {
@@ -73,6 +76,7 @@ extension BridgeConfigurationFile {
             write = field(.write)
             codec = field(.codec)
             retain = field(.retain)
+            homeassistant = field(.homeassistant)
         }
     }
 }

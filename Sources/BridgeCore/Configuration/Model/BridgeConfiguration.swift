@@ -9,6 +9,8 @@ package struct BridgeConfiguration: Sendable, Hashable {
     package var bluetooth: BluetoothSettings
     package var devices: [DeviceConfiguration]
     package var peripheral: PeripheralConfiguration?
+    /// Nil: no Home Assistant discovery.
+    package var homeAssistant: HomeAssistantSettings?
     package var stateDirectory: String
     package var logLevel: LogLevel
 }

@@ -26,6 +26,8 @@ package struct DeviceConfiguration: Sendable, Hashable {
     package var decoder: DecoderSelection = .auto
     /// Where the AES key of an encrypted format comes from; read when Gattway starts, never logged.
     package var bindkey: SecretSource?
+    /// What Home Assistant discovery says of the device and its measurements beyond what Gattway infers.
+    package var homeAssistant = HomeAssistantDeviceOverrides()
 
     /// A secret kept out of the configuration file: a file of its own, or an environment variable.
     package enum SecretSource: Sendable, Hashable {
@@ -78,6 +80,8 @@ package struct CharacteristicConfiguration: Sendable, Hashable {
     package var codec: PayloadCodec
     /// Nil: the MQTT section's `retain`.
     package var retain: Bool?
+    /// Overrides of the Home Assistant entity inferred for the characteristic.
+    package var homeAssistant = HomeAssistantEntityOverrides()
 
     package init(
         name: String? = nil, service: BluetoothUUID, uuid: BluetoothUUID, notify: Bool = false,

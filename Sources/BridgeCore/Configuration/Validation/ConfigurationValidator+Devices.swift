@@ -64,6 +64,7 @@ extension ConfigurationValidator {
             name: name, selector: selector, connect: connect, characteristics: characteristics, pairing: pairing)
         device.decoder = decoderSelection(section, characteristics: characteristics, path) ?? .none
         device.bindkey = bindkeySource(section, path)
+        device.homeAssistant = homeAssistantDevice(section.homeassistant, "\(path).homeassistant")
         return device
     }
 
@@ -172,10 +173,14 @@ extension ConfigurationValidator {
         guard let service, let characteristic, let codec, file.name == nil || name != nil,
             file.write == nil || write != nil
         else { return nil }
-        return CharacteristicConfiguration(
+        var validated = CharacteristicConfiguration(
             name: name, service: service, uuid: characteristic,
             notify: file.notify ?? ConfigurationDefaults.characteristicNotify,
             read: file.read ?? ConfigurationDefaults.characteristicRead, write: write, codec: codec, retain: file.retain
         )
+        validated.homeAssistant = homeAssistantEntity(
+            file.homeassistant, "\(path).homeassistant", writable: write != nil,
+            readable: validated.notify || validated.read)
+        return validated
     }
 }

@@ -27,6 +27,7 @@ struct ConfigurationValidator {
         let devices = validateDevices(file.devices ?? [])
         // The peripheral advertises on the bluetooth adapter unless it names its own.
         let peripheral = file.peripheral.flatMap { validatePeripheral($0, defaultAdapter: bluetooth?.adapter) }
+        let homeAssistant = validateHomeAssistant(file.homeassistant)
         let logLevel = enumeration(
             file.logLevel ?? ConfigurationDefaults.logLevel, "log_level",
             BridgeConfiguration.LogLevel.self)
@@ -34,8 +35,9 @@ struct ConfigurationValidator {
         if stateDirectory.isEmpty { fail("state_dir", "must not be empty") }
         guard let mqtt, let bluetooth, let logLevel, errors.isEmpty else { return nil }
         if file.peripheral != nil, peripheral == nil { return nil }
+        if file.homeassistant != nil, homeAssistant == nil { return nil }
         return BridgeConfiguration(
-            mqtt: mqtt, bluetooth: bluetooth, devices: devices, peripheral: peripheral,
+            mqtt: mqtt, bluetooth: bluetooth, devices: devices, peripheral: peripheral, homeAssistant: homeAssistant,
             stateDirectory: stateDirectory, logLevel: logLevel)
     }
 
