@@ -56,6 +56,14 @@ final class BenchProcess: @unchecked Sendable {
         return lines.first { $0.hasPrefix(prefix) }
     }
 
+    /// How many standard-output lines so far start with `prefix`, and the last of them.
+    func lines(prefix: String) -> (count: Int, last: String?) {
+        lock.lock()
+        defer { lock.unlock() }
+        let matching = lines.filter { $0.hasPrefix(prefix) }
+        return (matching.count, matching.last)
+    }
+
     var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }
 
