@@ -131,6 +131,13 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &action, NULL);
     action.sa_handler = on_report;
     sigaction(SIGUSR1, &action, NULL);
+    /* The launching process may have left these blocked in the mask it passed on. */
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGUSR1);
+    sigprocmask(SIG_UNBLOCK, &handled, NULL);
 
     DBusError error;
     dbus_error_init(&error);
