@@ -88,7 +88,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                     rows.append(row)
                 }
             } catch {
-                progress("simulator log:\n\(stage.simulator.logTail(1500))")
+                progress("simulator log:\n\(stage.simulator.process.errorOutput.suffix(1500))")
                 await stage.stop()
                 throw error
             }

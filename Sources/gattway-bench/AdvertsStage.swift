@@ -4,6 +4,7 @@ import Logging
 import MQTTCore
 import Mosquitto
 import Synchronization
+import TestWorld
 
 /// The world one `adverts` workload runs in, for each receiver in turn: mosquitto on a free port, the BlueZ
 /// simulator (with the sensor crowd, or empty for a single fast sensor added through its control interface), and a
@@ -12,35 +13,19 @@ final class AdvertsStage: Sendable {
     let directory: String
     let port: UInt16
     let busAddress: String
-    let broker: BenchProcess
-    let simulator: BenchProcess
+    let broker: MosquittoBroker
+    let simulator: BlueZSimulatorProcess
     let control: DBusConnection
     let states: AdvertsStateCounter
     private let subscriberTask: Task<Void, any Error>
     private let consumerTask: Task<Void, Never>
 
     init(simulatorPath: String, scenario: String?) async throws {
-        var template = Array("\(NSTemporaryDirectory())gattway-bench-adverts-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("cannot make a temporary directory: errno \(errno)") }
-        directory = String(cString: made)
-        port = try BenchFreePort.loopback()
-        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
-        let brokerConfig = """
-            listener \(port) 127.0.0.1
-            max_queued_messages 0
-            persistence false
-            log_dest stderr
-            user \(user)
-            allow_anonymous true
-
-            """
-        try brokerConfig.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
-        broker = try BenchProcess("mosquitto", ["-c", directory + "/mosquitto.conf"], logPath: directory + "/mosquitto.log")
-        try await BenchFreePort.waitUntilAccepting(port: port, process: broker)
-        simulator = try BenchProcess(
-            simulatorPath, scenario.map { ["--scenario", $0] } ?? [], logPath: directory + "/simulator.log")
-        let prefix = "DBUS_SYSTEM_BUS_ADDRESS="
-        busAddress = String(try await simulator.waitForLine(prefix: prefix, timeout: .seconds(180)).dropFirst(prefix.count))
+        directory = try makeTemporaryDirectory("gattway-bench-adverts")
+        broker = try await MosquittoBroker()
+        port = broker.port
+        simulator = try await BlueZSimulatorProcess(executable: simulatorPath, scenarioPath: scenario, timeout: .seconds(180))
+        busAddress = simulator.busAddress
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))
         states = AdvertsStateCounter(port: port)

@@ -22,7 +22,7 @@ struct CompareRelayRunner {
     func measure(_ kind: CompareRelayKind, _ path: SubscriptionPath, rates: [Double]) async throws -> [CompareRow] {
         let label = "\(kind.title) \(path.rawValue)"
         progress("… \(label): starting")
-        let before = try await CompareRelayWorld(stage: stage, relay: stage.broker).counters()
+        let before = try await stage.counters()
         let relay = try await start(kind, path)
         let world = CompareRelayWorld(stage: stage, relay: relay)
         var rows: [CompareRow] = []
