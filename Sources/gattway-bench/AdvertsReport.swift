@@ -32,6 +32,8 @@ struct AdvertsReport {
         Swift.print("decoded states a subscriber received on gattway/+/state; × C = that ÷ the C receiver's on the same")
         Swift.print("workload; sent/s = the simulator's advertising reports; sim/bus core = the simulator's and its")
         Swift.print("dbus-daemon's share of one core; memory at the end of the window (PSS from /proc/PID/smaps_rollup).")
+        Swift.print("advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
+        Swift.print("JSON as well as its decoded state: two publishes per advertisement.")
         for row in rows where row.sentRate < row.workload.nominalRate * Self.simulatorShortfall {
             Swift.print("note: during \(row.receiver.title), \(row.workload.label), the simulator sent \(fixed(row.sentRate, 0))/s of \(Int(row.workload.nominalRate))/s asked (\(percent(row.simulatorCores)) of a core): it was the limit")
         }

@@ -1,14 +1,16 @@
 """The simulator's sensor encoders against the formats' published example packets (the same facts Gattway's
 decoder tests use), and the packet counter of a sensor peripheral."""
 import os
+import sys
 
 import pytest
 
-from bluezsim.scenario import load_scenario
-from bluezsim.sensor_formats import SensorAdvertiser, SensorError, encode_bthome, encode_mibeacon
-from bluezsim.uuids import normalize_uuid
-
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)  # the simulator's package, wherever pytest is started from
+
+from bluezsim.scenario import load_scenario  # noqa: E402
+from bluezsim.sensor_formats import SensorAdvertiser, SensorError, encode_bthome, encode_mibeacon  # noqa: E402
+from bluezsim.uuids import normalize_uuid  # noqa: E402
 
 
 def test_bthome_encryption_reproduces_the_published_example():
