@@ -112,14 +112,14 @@ let package = Package(
         .executableTarget(
             name: "gattway-bench",
             dependencies: [
-                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore",
+                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore", "TestWorld",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
 
-        // Test support: starts real daemons (dbus-daemon, mosquitto, the BlueZ simulator) for the tests.
+        // Test support: starts real daemons (dbus-daemon, mosquitto, the BlueZ simulator) for the tests and gattway-bench.
         .target(
             name: "TestWorld",
             dependencies: [.product(name: "Logging", package: "swift-log")],

@@ -1,3 +1,5 @@
+import TestWorld
+
 /// Runs one notification phase: all devices notify at a total rate for a while, then stop; the phase ends when
 /// every value the simulator sent has arrived or nothing more arrives.
 struct BenchPhaseRunner {
@@ -11,7 +13,7 @@ struct BenchPhaseRunner {
     static let drainLimit = Duration.seconds(60)
 
     func run(label: String, rate: Double) async throws -> NotificationPhaseResult {
-        let pids = (relay: world.relay.pid, broker: world.broker.pid, simulator: world.simulator.pid)
+        let pids = (relay: world.relay.pid, broker: await world.broker.pid ?? -1, simulator: world.simulator.pid)
         let before = try await world.counters()
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         world.subscriber.beginPhase(devices: world.devices, expected: min(2_000_000, Int(rate * seconds * 1.2)))
@@ -83,8 +85,8 @@ struct BenchPhaseRunner {
 protocol BenchPhaseWorld: Sendable {
     var devices: Int { get }
     var relay: BenchProcess { get }
-    var broker: BenchProcess { get }
-    var simulator: BenchProcess { get }
+    var broker: MosquittoBroker { get }
+    var simulator: BlueZSimulatorProcess { get }
     var subscriber: BenchSubscriber { get }
     func counters() async throws -> [String: Int]
     func setRate(total: Double) async throws

@@ -1,7 +1,9 @@
 import Foundation
 
-/// A program the benchmark starts (broker, simulator, gattway): standard output is read line by line so the
-/// benchmark can wait for a readiness line; standard error goes to a log file kept for failure messages.
+/// A program under measurement (gattway, a C relay or receiver, the bleak script): standard output is read line by
+/// line so the benchmark can wait for a readiness line; standard error goes to a log file kept for failure
+/// messages, so a long run's logs never grow in the benchmark's memory (TestWorld's ChildProcess, which starts the
+/// broker and the simulator, keeps them in memory).
 final class BenchProcess: @unchecked Sendable {
     // @unchecked: `process` and `logPath` are set once in init; `lines` is guarded by `lock`.
     let name: String
@@ -54,6 +56,14 @@ final class BenchProcess: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return lines.first { $0.hasPrefix(prefix) }
+    }
+
+    /// How many standard-output lines so far start with `prefix`, and the last of them.
+    func lines(prefix: String) -> (count: Int, last: String?) {
+        lock.lock()
+        defer { lock.unlock() }
+        let matching = lines.filter { $0.hasPrefix(prefix) }
+        return (matching.count, matching.last)
     }
 
     var pid: Int32 { process.processIdentifier }

@@ -4,6 +4,7 @@ import Logging
 import MQTTCore
 import Mosquitto
 import Synchronization
+import TestWorld
 
 /// One run of the central bridge under test: mosquitto on a free port, the BlueZ simulator with the firehose
 /// scenario, the built `gattway` binary configured for `devices` firehose devices, and the benchmark's subscriber.
@@ -13,8 +14,8 @@ final class BenchWorld: BenchPhaseWorld {
 
     let devices: Int
     let directory: String
-    let broker: BenchProcess
-    let simulator: BenchProcess
+    let broker: MosquittoBroker
+    let simulator: BlueZSimulatorProcess
     let gattway: BenchProcess
     var relay: BenchProcess { gattway }
     let control: DBusConnection
@@ -32,27 +33,12 @@ final class BenchWorld: BenchPhaseWorld {
         label: String
     ) async throws {
         self.devices = devices
-        directory = try Self.makeDirectory(label)
-        let port = try BenchFreePort.loopback()
-        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
-        let brokerConfig = """
-            listener \(port) 127.0.0.1
-            max_queued_messages 0
-            persistence false
-            log_dest stderr
-            user \(user)
-            allow_anonymous true
-            set_tcp_nodelay \(brokerNoDelay)
-
-            """
-        try brokerConfig.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
-        broker = try BenchProcess("mosquitto", ["-c", directory + "/mosquitto.conf"], logPath: directory + "/mosquitto.log")
-        try await BenchFreePort.waitUntilAccepting(port: port, process: broker)
-
-        simulator = try BenchProcess(
-            paths.simulator, ["--scenario", paths.scenario], logPath: directory + "/simulator.log")
-        let prefix = "DBUS_SYSTEM_BUS_ADDRESS="
-        let busAddress = String(try await simulator.waitForLine(prefix: prefix, timeout: .seconds(180)).dropFirst(prefix.count))
+        directory = try makeTemporaryDirectory("gattway-bench-\(label)")
+        broker = try await MosquittoBroker(extraConfiguration: ["set_tcp_nodelay \(brokerNoDelay)"])
+        let port = broker.port
+        simulator = try await BlueZSimulatorProcess(
+            executable: paths.simulator, scenarioPath: paths.scenario, timeout: .seconds(180))
+        let busAddress = simulator.busAddress
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))
 
@@ -80,12 +66,6 @@ final class BenchWorld: BenchPhaseWorld {
             await stop()
             throw error
         }
-    }
-
-    private static func makeDirectory(_ label: String) throws -> String {
-        var template = Array("\(NSTemporaryDirectory())gattway-bench-\(label)-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("cannot make a temporary directory: errno \(errno)") }
-        return String(cString: made)
     }
 
     /// Devices `fh0…`: `data` (ff01, notify, raw: the 12 bytes arrive unchanged) and `cmd` (ff02, write with

@@ -89,7 +89,7 @@ struct CompareBenchmark: AsyncParsableCommand {
                 }
             }
         } catch {
-            progress("simulator log:\n\(stage.simulator.logTail(1500))")
+            progress("simulator log:\n\(stage.simulator.process.errorOutput.suffix(1500))")
             await stage.stop()
             throw error
         }

@@ -14,28 +14,15 @@ struct CompareRelayRunner {
 
     /// Compiles Benchmarks/relay/relay.c into the stage's scratch folder; returns the command it ran.
     func compileCRelay() throws -> String {
-        let source = packageRoot + "/Benchmarks/relay/relay.c"
-        let command = "cc -O2 -o '\(relayBinary)' '\(source)' $(pkg-config --cflags --libs dbus-1 libmosquitto)"
-        progress("… compiling the C relay: \(command)")
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/bin/sh")
-        compiler.arguments = ["-c", command]
-        let errors = Pipe()
-        compiler.standardError = errors
-        try compiler.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        compiler.waitUntilExit()
-        guard compiler.terminationStatus == 0 else {
-            throw BenchError("compiling the C relay failed: \(String(decoding: message, as: UTF8.self))")
-        }
-        return command.replacingOccurrences(of: stage.directory, with: "<scratch>")
-            .replacingOccurrences(of: packageRoot + "/", with: "")
+        try BenchCompiler.compile(
+            source: "Benchmarks/relay/relay.c", output: relayBinary, packages: ["dbus-1", "libmosquitto"],
+            packageRoot: packageRoot, scratch: stage.directory)
     }
 
     func measure(_ kind: CompareRelayKind, _ path: SubscriptionPath, rates: [Double]) async throws -> [CompareRow] {
         let label = "\(kind.title) \(path.rawValue)"
         progress("… \(label): starting")
-        let before = try await CompareRelayWorld(stage: stage, relay: stage.broker).counters()
+        let before = try await stage.counters()
         let relay = try await start(kind, path)
         let world = CompareRelayWorld(stage: stage, relay: relay)
         var rows: [CompareRow] = []

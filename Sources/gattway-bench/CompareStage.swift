@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MQTTCore
 import Synchronization
+import TestWorld
 
 /// The world every relay of `compare` runs against, one relay at a time: mosquitto on a free port, the BlueZ
 /// simulator with the firehose scenario (device fh0 only), and the benchmark's subscriber on `gattway/+/data`.
@@ -14,35 +15,20 @@ final class CompareStage: Sendable {
     let directory: String
     let port: UInt16
     let busAddress: String
-    let broker: BenchProcess
-    let simulator: BenchProcess
+    let broker: MosquittoBroker
+    let simulator: BlueZSimulatorProcess
     let control: DBusConnection
     let subscriber: BenchSubscriber
     private let subscriberTask: Task<Void, any Error>
     private let consumerTask: Task<Void, Never>
 
     init(paths: BenchPaths) async throws {
-        var template = Array("\(NSTemporaryDirectory())gattway-bench-compare-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("cannot make a temporary directory: errno \(errno)") }
-        directory = String(cString: made)
-        port = try BenchFreePort.loopback()
-        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
-        let brokerConfig = """
-            listener \(port) 127.0.0.1
-            max_queued_messages 0
-            persistence false
-            log_dest stderr
-            user \(user)
-            allow_anonymous true
-
-            """
-        try brokerConfig.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
-        broker = try BenchProcess("mosquitto", ["-c", directory + "/mosquitto.conf"], logPath: directory + "/mosquitto.log")
-        try await BenchFreePort.waitUntilAccepting(port: port, process: broker)
-        simulator = try BenchProcess(
-            paths.simulator, ["--scenario", paths.scenario], logPath: directory + "/simulator.log")
-        let prefix = "DBUS_SYSTEM_BUS_ADDRESS="
-        busAddress = String(try await simulator.waitForLine(prefix: prefix, timeout: .seconds(180)).dropFirst(prefix.count))
+        directory = try makeTemporaryDirectory("gattway-bench-compare")
+        broker = try await MosquittoBroker()
+        port = broker.port
+        simulator = try await BlueZSimulatorProcess(
+            executable: paths.simulator, scenarioPath: paths.scenario, timeout: .seconds(180))
+        busAddress = simulator.busAddress
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))
         subscriber = BenchSubscriber(port: port, base: BenchWorld.base, qos: .atMostOnce)
@@ -51,6 +37,12 @@ final class CompareStage: Sendable {
         try await subscriber.start()
         let subscriber = subscriber
         consumerTask = Task { await subscriber.consume() }
+    }
+
+    /// The simulator's counters (notifications_sent, calls.…).
+    func counters() async throws -> [String: Int] {
+        let dictionary = try await simulatorCall("GetCounters").first?.stringKeyedDictionary ?? [:]
+        return dictionary.compactMapValues { $0.uint64.map(Int.init) }
     }
 
     @discardableResult
@@ -148,14 +140,11 @@ struct CompareRelayWorld: BenchPhaseWorld {
     let stage: CompareStage
     let relay: BenchProcess
     var devices: Int { 1 }
-    var broker: BenchProcess { stage.broker }
-    var simulator: BenchProcess { stage.simulator }
+    var broker: MosquittoBroker { stage.broker }
+    var simulator: BlueZSimulatorProcess { stage.simulator }
     var subscriber: BenchSubscriber { stage.subscriber }
 
-    func counters() async throws -> [String: Int] {
-        let dictionary = try await stage.simulatorCall("GetCounters").first?.stringKeyedDictionary ?? [:]
-        return dictionary.compactMapValues { $0.uint64.map(Int.init) }
-    }
+    func counters() async throws -> [String: Int] { try await stage.counters() }
 
     func setRate(total: Double) async throws {
         try await stage.simulatorCall("StartNotifying", [

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MQTTCore
 import Mosquitto
+import TestWorld
 
 /// `gattway-bench mqtt`: publish throughput of `MosquittoClient` end to end through a real broker it starts itself.
 struct MQTTBenchmark: AsyncParsableCommand {
@@ -18,18 +19,28 @@ struct MQTTBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         guard payloadSize >= 4 else { throw ValidationError("--payload-size must be at least 4") }
-        let broker = try MQTTBenchmarkBroker()
-        defer { broker.stop() }
+        let broker = try await MosquittoBroker()
+        do {
+            try await measure(port: broker.port)
+        } catch {
+            await broker.stop()
+            throw error
+        }
+        await broker.stop()
+    }
+
+    /// Publishes and receives through the broker on `port`, printing the figures.
+    private func measure(port: UInt16) async throws {
         var logger = Logger(label: "gattway.bench.mqtt")
         logger.logLevel = .warning
-        let url = try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(broker.port)")
+        let url = try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)")
         let publisher = MosquittoClient(options: .init(broker: url, clientID: "bench-publisher"), logger: logger)
         var receiverOptions = MosquittoClient.Options(broker: url, clientID: "bench-receiver")
         receiverOptions.inboundBuffer = .init(highWater: 10_000, lowWater: 2_500)
         receiverOptions.receiveMaximum = 1_000
         let receiver = MosquittoClient(options: receiverOptions, logger: logger)
 
-        print("mosquitto 2.0.11 on 127.0.0.1:\(broker.port), max_queued_messages 0; payload \(payloadSize) bytes, batches of \(batchSize)")
+        print("mosquitto 2.0.11 on 127.0.0.1:\(port), max_queued_messages 0; payload \(payloadSize) bytes, batches of \(batchSize)")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await publisher.run() }
             group.addTask { try await receiver.run() }
@@ -111,59 +122,4 @@ struct MQTTBenchmark: AsyncParsableCommand {
             + "\(received.count) received (\(count - received.count) lost, \(received.outOfOrder) out of order) in \(endToEnd): "
             + "\(rate(received.count, endToEnd)) msg/s end to end"
     }
-}
-
-/// A private mosquitto for the benchmark, on a free loopback port, with `max_queued_messages 0` so a slow receiver
-/// loses nothing. (The tests have their own launcher in TestWorld, which the executable cannot use.)
-private final class MQTTBenchmarkBroker {
-    let port: UInt16
-    private let process = Process()
-    private let directory: String
-
-    init() throws {
-        port = try BenchFreePort.loopback()
-        directory = NSTemporaryDirectory() + "gattway-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let config = directory + "/mosquitto.conf"
-        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
-        try """
-            listener \(port) 127.0.0.1
-            allow_anonymous true
-            max_queued_messages 0
-            persistence false
-            log_dest none
-            user \(user)
-
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        process.arguments = ["-c", config]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw MQTTBenchmarkError("cannot start /usr/sbin/mosquitto (apt-get install mosquitto): \(error)")
-        }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !BenchFreePort.canConnect(port: port) {
-            guard process.isRunning else { throw MQTTBenchmarkError("mosquitto exited with status \(process.terminationStatus)") }
-            guard ContinuousClock.now < deadline else { throw MQTTBenchmarkError("mosquitto does not accept connections on port \(port)") }
-            usleep(20_000)  // start-up polling of an external process, bounded by the deadline above
-        }
-    }
-
-    func stop() {
-        // SIGKILL, not SIGTERM: the child inherits the blocked-signal mask of the spawning dispatch thread, so
-        // mosquitto never sees SIGTERM. The benchmark broker keeps no state worth a clean exit.
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-}
-
-private struct MQTTBenchmarkError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -5,6 +5,7 @@ import Logging
 import MQTTCore
 import Mosquitto
 import Synchronization
+import TestWorld
 
 /// `gattway-bench peripheral`: MQTT → notification figures of the built gattway binary against mosquitto and the
 /// BlueZ simulator, whose remote central subscribes through AcquireNotify and drains at a set link rate.
@@ -35,7 +36,16 @@ struct PeripheralBenchmark: AsyncParsableCommand {
             return handler
         }
         let world = try await PeripheralBenchWorld(simulator: simulator)
-        defer { world.stop() }
+        do {
+            try await measure(world)
+        } catch {
+            await world.stop()
+            throw error
+        }
+        await world.stop()
+    }
+
+    private func measure(_ world: PeripheralBenchWorld) async throws {
         report("gattway-bench peripheral (\(gattway))")
         for (label, rate) in [("unlimited", 0.0), ("realistic \(Int(linkRate))/s", linkRate)] {
             let count = rate == 0 ? messages : min(messages, Int(rate * 10))
@@ -80,65 +90,28 @@ func note(_ text: String) {
 
 /// The simulator and a broker, started once; gattway is started per run with its own configuration.
 final class PeripheralBenchWorld: Sendable {
-    let simulatorProcess: Process
-    let brokerProcess: Process
+    let simulator: BlueZSimulatorProcess
+    let broker: MosquittoBroker
     let busAddress: String
     let port: Int
     let directory: String
     let control: DBusConnection
 
     init(simulator: String) async throws {
-        directory = NSTemporaryDirectory() + "gattway-bench-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory("gattway-bench-peripheral")
         // The launcher changes into its own folder: give it an absolute scenario path.
         let scenario = URL(fileURLWithPath: simulator).deletingLastPathComponent().appendingPathComponent("scenarios/lock.yaml")
-        let (sim, address) = try Self.launch(simulator, ["--scenario", scenario.path],
-                                              waitingFor: "DBUS_SYSTEM_BUS_ADDRESS=")
-        simulatorProcess = sim
-        busAddress = address
-        port = Int.random(in: 20_000...40_000)
-        let config = directory + "/mosquitto.conf"
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\npersistence false\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        brokerProcess = Process()
-        brokerProcess.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        brokerProcess.arguments = ["-c", config]
-        brokerProcess.standardError = FileHandle.nullDevice
-        try brokerProcess.run()
-        control = try await DBusConnection.connect(to: .address(address), name: "bench", logger: Logger(label: "bench"))
-        try await Task.sleep(for: .milliseconds(500))
+        self.simulator = try await BlueZSimulatorProcess(executable: simulator, scenarioPath: scenario.path)
+        busAddress = self.simulator.busAddress
+        broker = try await MosquittoBroker()
+        port = Int(broker.port)
+        control = try await DBusConnection.connect(to: .address(busAddress), name: "bench", logger: Logger(label: "bench"))
     }
 
-    /// Starts `path` and returns it with the rest of the first stdout line starting with `prefix` (60 s at most).
-    static func launch(_ path: String, _ arguments: [String], waitingFor prefix: String) throws -> (Process, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let deadline = Date().addingTimeInterval(120)
-        var text = ""
-        while Date() < deadline {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
-                return (process, String(line.dropFirst(prefix.count)))
-            }
-        }
-        process.terminate()
-        throw ValidationError("\(path) did not print \(prefix) within 120 s: \(text.suffix(500))")
-    }
-
-    /// SIGTERM, up to 5 s to exit, then SIGKILL.
-    func stop() {
-        for process in [simulatorProcess, brokerProcess] where process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(50_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
+    func stop() async {
+        await control.close()
+        await simulator.stop()
+        await broker.stop()
     }
 
     func central(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {

@@ -1,5 +1,5 @@
 """The README's first command, `scripts/demo`, as a newcomer runs it: it must bridge the simulated devices to MQTT
-(the live view shows values and a lock command's result) and stop everything cleanly on Ctrl-C."""
+(the live view shows values, the thermometer decoded and a lock command's result) and stop everything cleanly on Ctrl-C."""
 
 import os
 import pathlib
@@ -29,6 +29,9 @@ def test_demo_bridges_the_devices_and_stops_on_ctrl_c():
         "bridge online": lambda l: l == "gattway/bridge/state online",
         "a heart rate": lambda l: l.startswith('gattway/chest-strap/heart_rate {"bpm":'),
         "a thermometer advert": lambda l: l.startswith("gattway/thermometer/advert {"),
+        # The BTHome thermometer decoded: its battery and one of the temperatures the simulator sends.
+        "the thermometer decoded": lambda l: l.startswith('gattway/thermometer/state {"battery":93,"temperature":2')
+        and l.endswith(',"format":"bthome"}'),
         "the lock's command result": lambda l: l == 'gattway/lock/control/set/result {"ok":true,"transaction":"demo"}',
     }
     seen, shown = set(), []

@@ -8,17 +8,29 @@ package final class BlueZSimulatorProcess: Sendable {
 
     /// Starts the simulator with `scenario` (a path, or a file name under Tests/BlueZSimulator/scenarios/) and waits
     /// until it has printed its bus address, which it does once `org.bluez` is served.
-    package init(scenario: String, extraArguments: [String] = [], timeout: Duration = .seconds(120)) async throws {
+    package convenience init(scenario: String, extraArguments: [String] = [], timeout: Duration = .seconds(120)) async throws {
         let scenarioPath = scenario.contains("/") ? scenario : "\(packageRoot)/Tests/BlueZSimulator/scenarios/\(scenario)"
-        let executable = "\(packageRoot)/Tests/BlueZSimulator/bluez-sim"
+        try await self.init(
+            executable: "\(packageRoot)/Tests/BlueZSimulator/bluez-sim", scenarioPath: scenarioPath,
+            extraArguments: extraArguments, timeout: timeout)
+    }
+
+    /// Starts the simulator launcher at `executable` with the scenario file at `scenarioPath` (none: an empty world
+    /// that the control interface fills) and waits until it has printed its bus address.
+    package init(
+        executable: String, scenarioPath: String?, extraArguments: [String] = [], timeout: Duration = .seconds(120)
+    ) async throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw TestWorldError("the BlueZ simulator is missing at \(executable)")
         }
-        process = try ChildProcess(executable, ["--scenario", scenarioPath] + extraArguments)
+        process = try ChildProcess(executable, (scenarioPath.map { ["--scenario", $0] } ?? []) + extraArguments)
         let prefix = "DBUS_SYSTEM_BUS_ADDRESS="
         let line = try await process.waitForLine(timeout: timeout) { $0.hasPrefix(prefix) }
         busAddress = String(line.dropFirst(prefix.count))
     }
+
+    /// The simulator's process id (the Python process: the launcher execs it), whose CPU a benchmark counts.
+    package var pid: Int32 { process.pid }
 
     /// Stops the simulator and the bus it started.
     package func stop() async {

@@ -19,8 +19,11 @@ package actor MosquittoBroker {
     private var process: ChildProcess?
 
     /// Starts a broker. `users` (name → password) turns on a password file and refuses anonymous clients;
-    /// `tls` makes the listener speak TLS with certificates made for this broker; `aclFile` restricts topics.
-    package init(users: [String: String] = [:], tls: Bool = false, aclFile: String? = nil) async throws {
+    /// `tls` makes the listener speak TLS with certificates made for this broker; `aclFile` restricts topics;
+    /// `extraConfiguration` lines are added as they are (`set_tcp_nodelay true`, say).
+    package init(
+        users: [String: String] = [:], tls: Bool = false, aclFile: String? = nil, extraConfiguration: [String] = []
+    ) async throws {
         directory = try makeTemporaryDirectory("gattway-mosquitto")
         port = try freeLoopbackPort()
         certificates = tls ? try Self.makeCertificates(in: directory) : nil
@@ -43,6 +46,7 @@ package actor MosquittoBroker {
             lines += ["allow_anonymous false", "password_file \(passwordFile)"]
         }
         if let aclFile { lines.append("acl_file \(aclFile)") }
+        lines += extraConfiguration
         if let certificates {
             lines += ["cafile \(certificates.caFile)", "certfile \(certificates.certFile)", "keyfile \(certificates.keyFile)"]
         }
@@ -74,6 +78,9 @@ package actor MosquittoBroker {
         _ = await process.waitForExit(timeout: .seconds(10))
         self.process = nil
     }
+
+    /// The running broker's process id (whose CPU a benchmark counts), or nil while it is stopped.
+    package var pid: Int32? { process.flatMap { $0.isRunning ? $0.pid : nil } }
 
     /// Everything the broker logged so far.
     package var log: String { process?.errorOutput ?? "" }

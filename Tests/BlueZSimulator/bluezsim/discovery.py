@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 RSSI_THRESHOLD = 8  # src/adapter.c: RSSI changes smaller than this are not signalled
 SCAN_TICK = 0.02  # how often the simulated radio delivers due advertising reports
+MIN_SCAN_SLEEP = 0.001  # the shortest wait between deliveries (a 1 ms advertiser gets one report per wake)
 MAX_REPORTS_PER_TICK = 5000  # bound on work per tick so a huge crowd cannot starve the loop
 
 
@@ -218,14 +219,19 @@ class Discovery:
                         heapq.heappush(heap, (now + p.first_report_delay(), seq, p))
             done = 0
             while heap and heap[0][0] <= now and done < MAX_REPORTS_PER_TICK:
-                _, s, p = heapq.heappop(heap)
+                due, s, p = heapq.heappop(heap)
                 if not p.present:
                     known.discard(id(p))
                     continue
                 self.report(p, p.next_report())
-                heapq.heappush(heap, (now + p.interval, s, p))
+                # Due times advance by the interval, so an advertiser faster than the tick sends every report
+                # it owes (several per tick); one that fell more than a tick behind starts afresh from now.
+                following = due + p.interval
+                heapq.heappush(heap, (following if following > now - SCAN_TICK else now + p.interval, s, p))
                 done += 1
-            await asyncio.sleep(SCAN_TICK)
+            # Sleep until the next report is due (at most a tick), so fast advertisers are not sent in bursts.
+            wait = SCAN_TICK if not heap else min(SCAN_TICK, max(MIN_SCAN_SLEEP, heap[0][0] - time.monotonic()))
+            await asyncio.sleep(wait)
 
     def report(self, p: "VirtualPeripheral", report: dict) -> None:
         """btd_adapter_update_found_device() (5.66) for one advertising report, in bluetoothd's order."""

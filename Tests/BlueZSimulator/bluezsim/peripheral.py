@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .behaviours import _bytes
 from .gatt_db import CharModel, ServiceModel
+from .sensor_formats import SensorAdvertiser
 from .uuids import normalize_uuid
 
 if TYPE_CHECKING:
@@ -91,7 +92,10 @@ class VirtualPeripheral:
             raise ValueError(f"{self.address}: address_type must be public or random")
         self.adapter_name = spec.get("adapter", adapter)
         self.connectable = bool(spec.get("connectable", True))
-        self.interval = max(0.02, float(spec.get("interval_ms", 200)) / 1000.0)
+        # Down to 1 ms: below BLE's 20 ms, so that one simulated sensor can load a receiver like many real ones.
+        self.interval = max(0.001, float(spec.get("interval_ms", 200)) / 1000.0)
+        first = spec.get("first_report_ms")
+        self.first_report = None if first is None else float(first) / 1000.0
         self.rssi = int(spec.get("rssi", -60))
         walk = spec.get("rssi_walk")
         self.rssi_walk = (int(walk.get("min", -95)), int(walk.get("max", -35)), int(walk.get("step", 3))) \
@@ -103,6 +107,7 @@ class VirtualPeripheral:
         seq = spec.get("sequence") or {}
         self.sequence = [parse_advert(a) for a in seq.get("adverts", [])]
         self.sequence_period = float(seq.get("period_s", 1.0))
+        self.sensor = SensorAdvertiser(self.address, spec["sensor"]) if spec.get("sensor") else None
         self.t0 = time.monotonic()
         self.mtu = int(spec.get("mtu", DEFAULT_MTU))
         connect = spec.get("connect") or {}
@@ -126,6 +131,8 @@ class VirtualPeripheral:
     # ----- air -------------------------------------------------------------------------------
 
     def first_report_delay(self) -> float:
+        if self.first_report is not None:
+            return self.first_report
         return random.uniform(0.0, min(self.interval, 0.05))
 
     def next_report(self) -> dict:
@@ -133,6 +140,8 @@ class VirtualPeripheral:
         if self.sequence:
             index = int((time.monotonic() - self.t0) / self.sequence_period) % len(self.sequence)
             report.update(self.sequence[index])
+        if self.sensor is not None:
+            report.update(self.sensor.advert(time.monotonic()))
         if self.rssi_walk is not None:
             lo, hi, step = self.rssi_walk
             self.rssi = max(lo, min(hi, self.rssi + random.randint(-step, step)))
@@ -140,9 +149,10 @@ class VirtualPeripheral:
         return report
 
     def update_advert(self, patch: dict) -> None:
-        """Control interface: changes what is advertised from now on (a sequence is stopped)."""
+        """Control interface: changes what is advertised from now on (a sequence or sensor is stopped)."""
         self.advert.update(parse_advert(patch))
         self.sequence = []
+        self.sensor = None
 
     def set_rssi(self, rssi: int) -> None:
         self.rssi = rssi

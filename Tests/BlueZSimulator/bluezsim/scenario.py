@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from .sensor_crowd import generate_sensor_crowd
+
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenario.schema.json")
 
 
@@ -69,6 +71,8 @@ def generate_crowd(spec: dict) -> list[dict]:
     interval = int(spec.get("interval_ms", 1000))
     adapter = spec.get("adapter", "hci0")
     hostile = bool(spec.get("hostile", True))
+    if spec.get("sensors"):
+        return generate_sensor_crowd(spec, rng, random_static_addresses(rng, count))
     out = []
     seen: set[str] = set()
     while len(out) < count:
@@ -109,4 +113,18 @@ def generate_crowd(spec: dict) -> list[dict]:
             "rssi_walk": {"min": -100, "max": -30, "step": 5},
             "advert": advert,
         })
+    return out
+
+
+def random_static_addresses(rng: random.Random, count: int) -> list[str]:
+    """`count` distinct random static addresses (the two top bits of the first byte are 1)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    while len(out) < count:
+        raw = [rng.randrange(256) for _ in range(6)]
+        raw[0] |= 0xC0
+        address = ":".join(f"{b:02X}" for b in raw)
+        if address not in seen:
+            seen.add(address)
+            out.append(address)
     return out

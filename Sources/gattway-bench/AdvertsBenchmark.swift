@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+
+/// Passive advertisements, Gattway against the floor in one run: for each workload the simulator advertises sensors
+/// whose every advertisement carries a new reading; a minimal C program (Benchmarks/adverts/receiver.c, compiled
+/// now) that only receives the advertisement signals, then Gattway (devices by `match:`, `connect: never`,
+/// duplicates on), each measured over a window: CPU per advertisement from /proc/PID/stat, and memory.
+struct AdvertsBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adverts",
+        abstract: "CPU per advertisement decoded and published, and memory, of Gattway and a C receiver, side by side.")
+
+    @Option(help: "Seconds per measured window at least.") var duration: Double = 10
+    @Option(help: "Advertisements per window at least (a workload at a low rate measures longer): CPU time is counted in clock ticks of 10 ms.")
+    var minimumAdverts: Int = 3000
+    @Option(help: "Seconds a receiver runs before its window (discovery, the first decodes).") var warmUp: Double = 3
+    @Option(help: "Workloads (comma-separated): crowd (1,000 sensors at 1/s each) and/or rates of one sensor.")
+    var workloads: String = "crowd,100,500"
+    @Option(help: "Receivers to run (comma-separated: c,gattway); the ratio column needs c.") var receivers: String = "c,gattway"
+    @Option(help: "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program).")
+    var gattway: String?
+    @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
+    var simulator: String?
+
+    func validate() throws {
+        guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
+        guard warmUp >= 0, minimumAdverts >= 0 else { throw ValidationError("--warm-up and --minimum-adverts must not be negative") }
+        _ = try selectedWorkloads()
+        _ = try selectedReceivers()
+    }
+
+    private func selectedWorkloads() throws -> [AdvertsWorkload] {
+        try workloads.split(separator: ",").map { name in
+            guard let workload = AdvertsWorkload(name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown workload \(name); use crowd or a rate from 1 to 1000")
+            }
+            return workload
+        }
+    }
+
+    private func selectedReceivers() throws -> [AdvertsReceiverKind] {
+        try receivers.split(separator: ",").map { name in
+            guard let kind = AdvertsReceiverKind(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown receiver \(name); use c and/or gattway")
+            }
+            return kind
+        }
+    }
+
+    func run() async throws {
+        var chosen = gattway
+        if chosen == nil, let root = BenchLocations.packageRoot(),
+            FileManager.default.isExecutableFile(atPath: root + "/.build/release/gattway")
+        {
+            chosen = root + "/.build/release/gattway"
+        }
+        let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
+        let packageRoot = (((located.simulator as NSString).deletingLastPathComponent as NSString)
+            .deletingLastPathComponent as NSString).deletingLastPathComponent
+        let build = located.gattway.contains("/release/") ? "release" : (located.gattway.contains("/debug/") ? "debug" : "unknown")
+        progress("… gattway under test: \(located.gattway) (\(build) build)")
+        let kinds = try selectedReceivers()
+
+        let scratch = NSTemporaryDirectory() + "gattway-bench-receiver-\(getpid())"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var compileCommand = ""
+        if kinds.contains(.c) {
+            compileCommand = try BenchCompiler.compile(
+                source: "Benchmarks/adverts/receiver.c", output: scratch + "/receiver", packages: ["dbus-1"],
+                packageRoot: packageRoot, scratch: scratch)
+        }
+
+        var rows: [AdvertsRow] = []
+        for workload in try selectedWorkloads() {
+            progress("… \(workload.label): starting mosquitto and the simulator")
+            let stage = try await AdvertsStage(simulatorPath: located.simulator, scenario: workload.scenario(simulator: located.simulator))
+            let seconds = max(duration, Double(minimumAdverts) / workload.nominalRate)
+            let runner = AdvertsReceiverRunner(
+                stage: stage, workload: workload, receiverBinary: scratch + "/receiver", gattwayPath: located.gattway,
+                simulatorPath: located.simulator, warmUp: .milliseconds(Int(warmUp * 1000)),
+                window: .milliseconds(Int(seconds * 1000)))
+            do {
+                try await workload.prepare(stage)
+                for kind in kinds {
+                    let row = try await runner.measure(kind)
+                    progress("… \(workload.label), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each")
+                    rows.append(row)
+                }
+            } catch {
+                progress("simulator log:\n\(stage.simulator.process.errorOutput.suffix(1500))")
+                await stage.stop()
+                throw error
+            }
+            await stage.stop()
+        }
+        AdvertsReport(rows: rows, gattwayBinary: "\(located.gattway) (\(build) build)", compileCommand: compileCommand).print()
+    }
+}

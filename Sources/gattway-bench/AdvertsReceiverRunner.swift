@@ -1,0 +1,126 @@
+import Foundation
+
+/// The receivers `adverts` compares.
+enum AdvertsReceiverKind: String, Sendable {
+    case c
+    case gattway
+
+    var title: String {
+        switch self {
+        case .c: "C receiver"
+        case .gattway: "Gattway"
+        }
+    }
+}
+
+/// One receiver's figures over one measured window of one workload.
+struct AdvertsRow: Sendable {
+    let receiver: AdvertsReceiverKind
+    let workload: AdvertsWorkload
+    let seconds: Double
+    /// Advertisement reports the simulator sent in the window.
+    let sent: Int
+    /// Advertisements the receiver took in: signals with advertised data counted by the C receiver, decoded states
+    /// the subscriber received from Gattway.
+    let received: Int
+    let cpuSeconds: Double
+    let memory: CompareMemory
+    /// Shares of one core over the window.
+    let simulatorCores: Double
+    let busCores: Double
+
+    var microsPerAdvert: Double { received > 0 ? cpuSeconds * 1e6 / Double(received) : .nan }
+    var sentRate: Double { Double(sent) / seconds }
+}
+
+/// Starts one receiver at a time on a workload's stage, lets it warm up, measures a window and stops it.
+struct AdvertsReceiverRunner {
+    let stage: AdvertsStage
+    let workload: AdvertsWorkload
+    let receiverBinary: String
+    let gattwayPath: String
+    let simulatorPath: String
+    let warmUp: Duration
+    let window: Duration
+
+    func measure(_ kind: AdvertsReceiverKind) async throws -> AdvertsRow {
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": stage.busAddress]
+        let log = stage.directory + "/\(kind.rawValue).log"
+        let process: BenchProcess
+        switch kind {
+        case .c:
+            process = try BenchProcess(receiverBinary, ["hci0"], environment: environment, logPath: log)
+            _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(30))
+        case .gattway:
+            let configuration = stage.directory + "/gattway.yaml"
+            try workload.configuration(port: stage.port, directory: stage.directory, simulator: simulatorPath)
+                .write(toFile: configuration, atomically: true, encoding: .utf8)
+            process = try BenchProcess(gattwayPath, ["run", "--config", configuration], environment: environment, logPath: log)
+            try await waitForFirstState(process)
+        }
+        do {
+            let row = try await measureWindow(kind, process)
+            await process.stop()
+            return row
+        } catch {
+            progress("\(process.name) log:\n\(process.logTail(1500))")
+            await process.stop()
+            throw error
+        }
+    }
+
+    private func measureWindow(_ kind: AdvertsReceiverKind, _ process: BenchProcess) async throws -> AdvertsRow {
+        try await Task.sleep(for: warmUp)
+        let busPID = stage.busDaemonPID
+        let receivedBefore = try await received(kind, process)
+        let sentBefore = try await stage.reportsSent()
+        let cpuBefore = cpu(process.pid, busPID)
+        let start = ContinuousClock.now
+        try await Task.sleep(for: window)
+        let receivedAfter = try await received(kind, process)
+        let sentAfter = try await stage.reportsSent()
+        let cpuAfter = cpu(process.pid, busPID)
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard process.isRunning else { throw BenchError("\(process.name) exited: \(process.logTail())") }
+        return AdvertsRow(
+            receiver: kind, workload: workload, seconds: seconds, sent: sentAfter - sentBefore,
+            received: receivedAfter - receivedBefore, cpuSeconds: cpuAfter.receiver - cpuBefore.receiver,
+            memory: CompareMemory(pid: process.pid),
+            simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / seconds,
+            busCores: (cpuAfter.bus - cpuBefore.bus) / seconds)
+    }
+
+    private func cpu(_ receiver: Int32, _ bus: Int32?) -> (receiver: Double, simulator: Double, bus: Double) {
+        (BenchProcStats.cpuSeconds(pid: receiver) ?? .nan, BenchProcStats.cpuSeconds(pid: stage.simulator.pid) ?? .nan,
+         bus.flatMap { BenchProcStats.cpuSeconds(pid: $0) } ?? .nan)
+    }
+
+    /// Advertisements taken in so far: the C receiver's own count (asked for with SIGUSR1), or the states
+    /// Gattway published that the subscriber received.
+    private func received(_ kind: AdvertsReceiverKind, _ process: BenchProcess) async throws -> Int {
+        guard kind == .c else { return stage.states.received.messages }
+        let prefix = "receiver: adverts "
+        let before = process.lines(prefix: prefix).count
+        kill(process.pid, SIGUSR1)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let lines = process.lines(prefix: prefix)
+            if lines.count > before, let last = lines.last, let count = Int(last.dropFirst(prefix.count)) { return count }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw BenchError("the C receiver did not report its count within 5 s: \(process.logTail())")
+    }
+
+    /// Gattway is receiving once a first decoded state arrives (it connects, subscribes and starts discovery first).
+    private func waitForFirstState(_ process: BenchProcess) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while stage.states.received.messages == 0 {
+            guard process.isRunning else { throw BenchError("gattway exited: \(process.logTail())") }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("no decoded state from gattway within 60 s: \(process.logTail())")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
