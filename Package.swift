@@ -109,10 +109,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The fleet protocol at scale: the ownership state machine of many gateways over a simulated broker.
+        // For the benchmark and the tests only; the gattway product does not link it.
+        .target(
+            name: "FleetSimulation",
+            dependencies: ["BridgeCore", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "FleetSimulationTests", dependencies: ["FleetSimulation", "BridgeCore"], swiftSettings: swiftSettings),
+
         .executableTarget(
             name: "gattway-bench",
             dependencies: [
-                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore",
+                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore", "FleetSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -6,6 +6,6 @@ struct GattwayBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gattway-bench",
         abstract: "Measure Gattway's throughput, latency and cost against real daemons.",
-        subcommands: [CompareBenchmark.self, CentralBenchmark.self, PeripheralBenchmark.self, DBusBenchmark.self, MQTTBenchmark.self]
+        subcommands: [FleetBenchmark.self, CompareBenchmark.self, CentralBenchmark.self, PeripheralBenchmark.self, DBusBenchmark.self, MQTTBenchmark.self]
     )
 }

@@ -13,6 +13,8 @@ struct FleetDeviceRecord: Sendable {
     /// A claim this gateway published and whose echo from the broker it waits for before acting as owner.
     var pending: FleetClaim?
     var pendingSince: FleetInstant?
+    /// When this gateway, whose claim won over a live owner's, starts acting as owner.
+    var startAt: FleetInstant?
     /// Since when this gateway has heard the device better than the owner by the margin.
     var betterSince: FleetInstant?
     /// Since when the device has had no live owner, as seen here.

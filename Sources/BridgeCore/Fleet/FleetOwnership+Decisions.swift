@@ -36,6 +36,17 @@ extension FleetOwnership {
             }
             return
         }
+        if let startAt = record.startAt {
+            if record.claim?.gateway != gateway {
+                record.startAt = nil
+            } else if now >= startAt {
+                record.startAt = nil
+                start(device, &record, now: now, into: &actions)
+                return
+            } else {
+                return
+            }
+        }
         if let since = record.pendingSince, record.pending != nil {
             guard now.since(since) >= policy.echoTimeout else { return }
             record.pending = nil
@@ -124,7 +135,7 @@ extension FleetOwnership {
     }
 
     func hasSlot(for record: FleetDeviceRecord) -> Bool {
-        record.kind == .passive || record.owning || record.pending != nil || freeSlots > 0
+        record.kind == .passive || record.owning || record.pending != nil || record.startAt != nil || freeSlots > 0
     }
 
     func start(_ device: String, _ record: inout FleetDeviceRecord, now: FleetInstant, into actions: inout [FleetAction]) {

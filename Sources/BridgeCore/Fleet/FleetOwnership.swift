@@ -70,7 +70,7 @@ package struct FleetOwnership: Sendable {
 
     /// Connection slots not taken by owned (or being claimed) connectable devices.
     package var freeSlots: Int {
-        connectionSlots - devices.values.filter { $0.kind == .connectable && ($0.owning || $0.pending != nil) }.count
+        connectionSlots - devices.values.filter { $0.kind == .connectable && ($0.owning || $0.pending != nil || $0.startAt != nil) }.count
     }
 
     // MARK: Events
@@ -119,10 +119,19 @@ package struct FleetOwnership: Sendable {
         if incoming.gateway == gateway {
             if record.pending != nil {
                 record.pending = nil
-                if !record.owning { start(device, &record, now: now, into: &actions) }
+                if !record.owning {
+                    if let previousOwner, previousOwner != gateway, !offlineGateways.contains(previousOwner) {
+                        // Break before make: the previous owner stops when our claim reaches it, which may be a
+                        // little after it reached us.
+                        record.startAt = now + policy.handoverDelay
+                    } else {
+                        start(device, &record, now: now, into: &actions)
+                    }
+                }
             }
             record.lastPublished = (incoming.rssi, now)
         } else {
+            record.startAt = nil
             if let pending = record.pending, incoming.term >= pending.term { record.pending = nil }
             if record.owning { stop(device, &record, into: &actions) }
         }
@@ -156,6 +165,7 @@ package struct FleetOwnership: Sendable {
         for device in devices.keys.sorted() {
             devices[device]?.subscribedAt = now
             devices[device]?.pending = nil
+            devices[device]?.startAt = nil
             actions.append(.subscribeClaim(device: device))
         }
     }

@@ -19,17 +19,20 @@ package struct FleetPolicy: Hashable, Sendable {
     package var strongRSSI: Int = -40
     package var weakRSSI: Int = -100
     /// The owner republishes its claim when its signal moved this much (dB) from the claimed value…
-    package var refreshDelta: Int = 3
+    package var refreshDelta: Int = 4
     /// …but not more often than this.
-    package var refreshMinimumInterval: Duration = .seconds(10)
+    package var refreshMinimumInterval: Duration = .seconds(30)
     /// The owner republishes its claim at least this often, so that claims made on both sides of a broker
     /// partition meet once it heals.
     package var refreshInterval: Duration = .seconds(300)
+    /// A gateway that took a device from a live owner starts acting as owner this long after its claim came back
+    /// from the broker, so that the previous owner has stopped (it receives the same claim at about the same time).
+    package var handoverDelay: Duration = .seconds(1)
     /// A published claim whose echo has not come back from the broker by then is given up (it may be retried).
     package var echoTimeout: Duration = .seconds(5)
     /// With the broker lost for this long, the gateway stops acting as owner of anything (its Last Will has
     /// fired or is about to, and others take over).
-    package var brokerLossGrace: Duration = .seconds(3)
+    package var brokerLossGrace: Duration = .seconds(1)
     /// How often the gateway publishes its sightings, when they changed.
     package var sightingsInterval: Duration = .seconds(30)
     /// Weight of a new sample in the smoothed signal (0…1].

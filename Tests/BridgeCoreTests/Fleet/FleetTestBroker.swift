@@ -17,6 +17,7 @@ struct FleetTestBroker {
     /// Applies `event` to one gateway and carries out its actions (claims are delivered before returning).
     mutating func send(_ event: FleetEvent, to name: String) {
         guard var machine = gateways[name] else { return }
+        gateways[name] = nil
         let actions = machine.handle(event, now: now)
         gateways[name] = machine
         for action in actions { perform(action, by: name) }
