@@ -172,6 +172,14 @@ enum ConfigurationSchema {
           "minimum": 0,
           "maximum": 86400,
           "default": 60
+        },
+        "health_interval": {
+          "title": "Health interval",
+          "description": "Seconds between two <base>/bridge/<gateway_id>/health messages (retained JSON: uptime, BlueZ, adapter, broker reconnects, devices, queues, last error) when nothing changed; a change is published at once.",
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 86400,
+          "default": 60
         }
       },
       "required": [
@@ -515,6 +523,34 @@ enum ConfigurationSchema {
         "critical"
       ],
       "default": "info"
+    },
+    "metrics": {
+      "title": "Metrics",
+      "description": "Metrics besides <base>/bridge/metrics.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "prometheus": {
+          "title": "Prometheus endpoint",
+          "description": "Serve every metric in the Prometheus text format on http://<listen>/metrics. Off unless set.",
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "listen"
+          ],
+          "properties": {
+            "listen": {
+              "type": "string",
+              "description": "IPv4 address, [IPv6 address] or localhost, and port.",
+              "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[0-9]{1,3}(\\.[0-9]{1,3}){3}|localhost):[0-9]{1,5}$",
+              "examples": [
+                "127.0.0.1:9464",
+                "[::1]:9464"
+              ]
+            }
+          }
+        }
+      }
     }
   },
   "$defs": {
@@ -624,7 +660,20 @@ enum ConfigurationSchema {
         "decoder": {
           "title": "Decoder",
           "description": "How advertisements become measurements on <base>/<device>/state: auto picks the format from the service UUID or company id; none keeps them raw. Defaults to none for a device with a characteristic named state.",
-          "enum": ["auto", "none", "bthome", "mibeacon", "pvvx", "atc1441", "ruuvi_rawv2", "govee_h5075", "switchbot_meter", "inkbird_ibs_th", "ibeacon", "eddystone"],
+          "enum": [
+            "auto",
+            "none",
+            "bthome",
+            "mibeacon",
+            "pvvx",
+            "atc1441",
+            "ruuvi_rawv2",
+            "govee_h5075",
+            "switchbot_meter",
+            "inkbird_ibs_th",
+            "ibeacon",
+            "eddystone"
+          ],
           "default": "auto"
         },
         "bindkey_file": {

@@ -42,7 +42,12 @@ struct RunCommand: AsyncParsableCommand {
         }
         // Before any service exists: metrics bind to the backend when they are created.
         let metrics = MetricsSnapshotFactory()
-        MetricsSystem.bootstrap(metrics)
+        let prometheus = configuration.metrics.prometheusListen.map { _ in PrometheusExport() }
+        if let prometheus {
+            MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [metrics, prometheus.factory]))
+        } else {
+            MetricsSystem.bootstrap(metrics)
+        }
         let mqttOptions: MosquittoClient.Options
         do {
             mqttOptions = try MQTTOptionsFactory.options(for: configuration)
@@ -79,11 +84,17 @@ struct RunCommand: AsyncParsableCommand {
             services += peripheral.services
             clients.append((name: "peripheral", client: peripheral.client))
         }
+        let statistics = ClientStatisticsRecorder(clients: clients, bus: bus)
         if configuration.mqtt.metricsIntervalSeconds > 0 {
             services.append(.init(service: MetricsPublisher(
                 factory: metrics, interval: .seconds(configuration.mqtt.metricsIntervalSeconds),
-                topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, clients: clients, bus: bus,
+                topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, statistics: statistics,
                 logger: logger)))
+        }
+        if let prometheus, let address = configuration.metrics.prometheusListen {
+            services.append(.init(service: PrometheusEndpoint(
+                address: address, registry: prometheus.registry, statistics: statistics,
+                logger: Logger(label: "gattway.prometheus"))))
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
