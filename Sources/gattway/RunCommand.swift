@@ -31,10 +31,11 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel.rawValue) ?? .info
+        let errors = LastErrorLog()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return ErrorRecordingLogHandler(inner: handler, errors: errors)
         }
         let logger = Logger(label: "gattway")
         for warning in SecretFilePermissions.warnings(for: configuration) {
@@ -91,6 +92,10 @@ struct RunCommand: AsyncParsableCommand {
                 topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, statistics: statistics,
                 logger: logger)))
         }
+        services.append(.init(service: HealthPublisher(
+            topic: TopicLayout(configuration.mqtt).bridgeHealth, interval: .seconds(configuration.mqtt.healthIntervalSeconds),
+            adapter: configuration.bluetooth.adapter, mqtt: mqtt, clients: clients, bus: bus, bluez: bluez, errors: errors,
+            logger: logger)))
         if let prometheus, let address = configuration.metrics.prometheusListen {
             services.append(.init(service: PrometheusEndpoint(
                 address: address, registry: prometheus.registry, statistics: statistics,
