@@ -50,6 +50,14 @@ import Testing
         #expect(outcome.takeoverAfterWill.allSatisfy { $0 <= 4_000 })
     }
 
+    @Test func twoOwnersNeverLastLongerThanAGatewayTakesToNoticeItLostTheBroker() {
+        let outcome = Self.withFailures
+        #expect(outcome.partitions >= 5)
+        #expect(outcome.devicesOwnedSeveralTimesAtEnd == 0)
+        // The isolated owner notices within 1.5 keepalives (7.5 s) and stops 1 s later.
+        #expect(outcome.longestTwoOwnerMilliseconds <= 8_500)
+    }
+
     @Test func theFleetEndsWithOneOwnerPerHeardDevice() {
         let outcome = Self.withoutFailures
         #expect(outcome.devicesHeardAtEnd > 50)

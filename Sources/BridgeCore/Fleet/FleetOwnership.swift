@@ -101,12 +101,12 @@ package struct FleetOwnership: Sendable {
         // A cleared topic is a release that keeps the term already known.
         let incoming = claim ?? FleetClaim(gateway: nil, term: record.claim?.term ?? 0)
         if let current = record.claim, !incoming.supersedes(current) {
-            // A claim that loses to the one this gateway holds may still be what the broker retains (it may have
-            // arrived there last): the owner settles it with a claim in a new term.
-            if record.owning, incoming.gateway != gateway, current.gateway == gateway {
+            // A rival claim in the same term that loses to this gateway's may still be what the broker retains (it
+            // may have arrived there last): the owner settles it with a claim in the next term. Only the same
+            // term: a claim of an older term is stale, and answering it could start a race of terms.
+            if record.owning, incoming.gateway != gateway, current.gateway == gateway, incoming.term == current.term {
                 let reasserted = FleetClaim(
-                    gateway: gateway, term: max(current.term, incoming.term) + 1, rssi: record.roundedRSSI,
-                    pinned: isPinnedHere(device))
+                    gateway: gateway, term: current.term + 1, rssi: record.roundedRSSI, pinned: isPinnedHere(device))
                 record.claim = reasserted
                 record.lastPublished = (reasserted.rssi, now)
                 devices[device] = record

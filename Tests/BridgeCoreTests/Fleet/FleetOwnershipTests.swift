@@ -149,6 +149,16 @@ import Testing
         #expect(a.owns("lock") && !b.owns("lock"))
     }
 
+    @Test func aStaleClaimOfAnOlderTermIsIgnoredNotAnswered() {
+        var broker = FleetTestBroker([Self.gateway("a"), Self.gateway("b")])
+        broker.run(for: .seconds(20)) { _ in ["a": -50, "b": -60] }
+        let term = broker.retained["lock"]!.term
+        let published = broker.log.count
+        broker.send(.claimObserved(device: "lock", claim: FleetClaim(gateway: "b", term: term - 1, rssi: -30)), to: "a")
+        #expect(broker.log.count == published)
+        #expect(broker.owners(of: "lock") == ["a"])
+    }
+
     @Test func simultaneousClaimsOverTheTestBrokerLeaveOneOwner() {
         var broker = FleetTestBroker([Self.gateway("a"), Self.gateway("b"), Self.gateway("c")])
         broker.run(for: .seconds(60)) { _ in ["a": -60, "b": -60, "c": -60] }
