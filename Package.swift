@@ -177,7 +177,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestWorld", "DBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestWorld", "DBus", "BridgeCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,3 +1,4 @@
+import BridgeCore
 import Foundation
 import Testing
 import TestWorld
@@ -36,6 +37,18 @@ struct PrometheusEndToEndTests {
 
             let elsewhere = try await PrometheusScrape.scrape("http://127.0.0.1:\(port)/other")
             #expect(elsewhere.status == 404)
+
+            // Every series the fleet dashboard queries is exported here, or declared as a fleet metric.
+            let exported = Set(after.families.values.flatMap { $0.samples.map(\.name) })
+            let declared = Set(FleetMetricNames.all.map { name in
+                let prometheus = name.replacingOccurrences(of: ".", with: "_")
+                return FleetMetricNames.counters.contains(name) ? prometheus + "_total" : prometheus
+            })
+            let queried = try Self.dashboardSeries()
+            #expect(queried.count >= 10)
+            #expect(queried.contains("gattway_central_notifications_total"))
+            let unknown = queried.subtracting(exported).subtracting(declared)
+            #expect(unknown.isEmpty, "the dashboard queries series nobody exports: \(unknown.sorted())")
         }
     }
 
@@ -46,6 +59,24 @@ struct PrometheusEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
             await #expect(throws: (any Error).self) { try await PrometheusScrape.scrape("http://127.0.0.1:\(port)/metrics") }
         }
+    }
+
+    /// The series names in `deploy/grafana/gattway-fleet.json`'s queries (`up` is Prometheus's own, per target).
+    private static func dashboardSeries() throws -> Set<String> {
+        let data = try Data(contentsOf: URL(fileURLWithPath: packageRoot + "/deploy/grafana/gattway-fleet.json"))
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        let expressions = panels.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
+        let pattern = try NSRegularExpression(pattern: "\\bgattway_[a-z0-9_]+")
+        var names: Set<String> = []
+        for expression in expressions {
+            #expect(expression.contains("up{") || expression.contains("gattway_"), "\(expression)")
+            let range = NSRange(expression.startIndex..., in: expression)
+            for match in pattern.matches(in: expression, range: range) {
+                names.insert(String(expression[Range(match.range, in: expression)!]))
+            }
+        }
+        return names
     }
 
     /// Scrapes until `accept` holds (the counter is bumped just after the value is handed to MQTT).
