@@ -75,6 +75,13 @@ import Testing
         #expect(throws: FleetPayloadError.self) { try FleetClaim.parse(Array(#"{"gateway":"a","term":1}"#.utf8) + Array(padding.utf8)) }
     }
 
+    @Test func sightingsListWhatIsHeardAndOwned() {
+        let sightings = FleetSightings(
+            gateway: "hall", freeSlots: 5,
+            devices: [.init(device: "lock", rssi: -61, owned: true), .init(device: "thermo", rssi: -83, owned: false)])
+        #expect(String(decoding: sightings.payload, as: UTF8.self) == #"{"gateway":"hall","free_slots":5,"devices":[{"device":"lock","rssi":-61,"owned":true},{"device":"thermo","rssi":-83,"owned":false}]}"#)
+    }
+
     @Test func topicsAreReadBackOnlyWhenTheyAreTheFleetsOwn() {
         let topics = FleetTopics(base: "home/ble")
         #expect(topics.owner("lock") == "home/ble/fleet/owner/lock")
