@@ -51,10 +51,22 @@ package struct FleetSightings: Hashable, Sendable {
         package var device: String
         package var rssi: Int
         package var owned: Bool
+
+        package init(device: String, rssi: Int, owned: Bool) {
+            self.device = device
+            self.rssi = rssi
+            self.owned = owned
+        }
     }
 
     package var gateway: String
     package var freeSlots: Int
     /// Sorted by device.
     package var devices: [Sighting]
+
+    package init(gateway: String, freeSlots: Int, devices: [Sighting]) {
+        self.gateway = gateway
+        self.freeSlots = freeSlots
+        self.devices = devices
+    }
 }
