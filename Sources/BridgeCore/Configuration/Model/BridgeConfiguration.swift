@@ -51,7 +51,8 @@ package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
                 && host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil }
             guard isIPv4 || host == "localhost" else { return nil }
         }
-        guard let number = Int(port), (1...65_535).contains(number), port.allSatisfy(\.isASCII) else { return nil }
+        guard !port.isEmpty, port.allSatisfy({ ("0"..."9").contains($0) }), let number = Int(port), (1...65_535).contains(number)
+        else { return nil }
         self.host = String(host)
         self.port = number
     }
