@@ -1,4 +1,4 @@
-import CoreMetrics
+import Metrics
 import Prometheus
 
 /// The Prometheus side of the metrics: a registry and the swift-metrics factory that fills it.
