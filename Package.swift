@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // The Prometheus endpoint: swift-prometheus renders, a plain NIOHTTP1 handler serves.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         // C is caged here: only DBus imports CDBus, only Mosquitto imports CMosquitto.
@@ -106,13 +109,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
+        // The fleet protocol at scale: the ownership state machine of many gateways over a simulated broker.
+        // For the benchmark and the tests only; the gattway product does not link it.
+        .target(
+            name: "FleetSimulation",
+            dependencies: ["BridgeCore", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "FleetSimulationTests", dependencies: ["FleetSimulation", "BridgeCore"], swiftSettings: swiftSettings),
+
         .executableTarget(
             name: "gattway-bench",
             dependencies: [
-                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore", "TestWorld",
+                "DBus", "Mosquitto", "MQTTCore", "BlueZ", "BridgeCore", "TestWorld", "FleetSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -175,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestWorld", "DBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TestWorld", "DBus", "BridgeCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ]

@@ -6,6 +6,9 @@ struct GattwayBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gattway-bench",
         abstract: "Measure Gattway's throughput, latency and cost against real daemons.",
-        subcommands: [CompareBenchmark.self, AdvertsBenchmark.self, CentralBenchmark.self, PeripheralBenchmark.self, DBusBenchmark.self, MQTTBenchmark.self]
+        subcommands: [
+            CompareBenchmark.self, AdvertsBenchmark.self, FleetBenchmark.self, CentralBenchmark.self,
+            PeripheralBenchmark.self, DBusBenchmark.self, MQTTBenchmark.self,
+        ]
     )
 }

@@ -172,6 +172,14 @@ enum ConfigurationSchema {
           "minimum": 0,
           "maximum": 86400,
           "default": 60
+        },
+        "health_interval": {
+          "title": "Health interval",
+          "description": "Seconds between two <base>/bridge/<gateway_id>/health messages (retained JSON: uptime, BlueZ, adapter, broker reconnects, devices, queues, last error) when nothing changed; a change is published at once.",
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 86400,
+          "default": 60
         }
       },
       "required": [
@@ -539,6 +547,34 @@ enum ConfigurationSchema {
         "critical"
       ],
       "default": "info"
+    },
+    "metrics": {
+      "title": "Metrics",
+      "description": "Metrics besides <base>/bridge/metrics.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "prometheus": {
+          "title": "Prometheus endpoint",
+          "description": "Serve every metric in the Prometheus text format on http://<listen>/metrics. Off unless set.",
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "listen"
+          ],
+          "properties": {
+            "listen": {
+              "type": "string",
+              "description": "IPv4 address, [IPv6 address] or localhost, and port.",
+              "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[0-9]{1,3}(\\.[0-9]{1,3}){3}|localhost):[0-9]{1,5}$",
+              "examples": [
+                "127.0.0.1:9464",
+                "[::1]:9464"
+              ]
+            }
+          }
+        }
+      }
     }
   },
   "$defs": {

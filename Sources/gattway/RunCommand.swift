@@ -31,10 +31,11 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel.rawValue) ?? .info
+        let errors = LastErrorLog()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return ErrorRecordingLogHandler(inner: handler, errors: errors)
         }
         let logger = Logger(label: "gattway")
         for warning in SecretFilePermissions.warnings(for: configuration) {
@@ -42,7 +43,12 @@ struct RunCommand: AsyncParsableCommand {
         }
         // Before any service exists: metrics bind to the backend when they are created.
         let metrics = MetricsSnapshotFactory()
-        MetricsSystem.bootstrap(metrics)
+        let prometheus = configuration.metrics.prometheusListen.map { _ in PrometheusExport() }
+        if let prometheus {
+            MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [metrics, prometheus.factory]))
+        } else {
+            MetricsSystem.bootstrap(metrics)
+        }
         let mqttOptions: MosquittoClient.Options
         do {
             mqttOptions = try MQTTOptionsFactory.options(for: configuration)
@@ -79,11 +85,21 @@ struct RunCommand: AsyncParsableCommand {
             services += peripheral.services
             clients.append((name: "peripheral", client: peripheral.client))
         }
+        let statistics = ClientStatisticsRecorder(clients: clients, bus: bus)
         if configuration.mqtt.metricsIntervalSeconds > 0 {
             services.append(.init(service: MetricsPublisher(
                 factory: metrics, interval: .seconds(configuration.mqtt.metricsIntervalSeconds),
-                topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, clients: clients, bus: bus,
+                topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, statistics: statistics,
                 logger: logger)))
+        }
+        services.append(.init(service: HealthPublisher(
+            topic: TopicLayout(configuration.mqtt).bridgeHealth, interval: .seconds(configuration.mqtt.healthIntervalSeconds),
+            adapter: configuration.bluetooth.adapter, mqtt: mqtt, clients: clients, bus: bus, bluez: bluez, errors: errors,
+            logger: logger)))
+        if let prometheus, let address = configuration.metrics.prometheusListen {
+            services.append(.init(service: PrometheusEndpoint(
+                address: address, registry: prometheus.registry, statistics: statistics,
+                logger: Logger(label: "gattway.prometheus"))))
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -16,6 +16,7 @@ struct PayloadSchemaEndToEndTests {
         case (3, "devices") where levels[1] == "bridge": return "bridge-devices.schema.json"
         case (3, "event") where levels[1] == "bridge": return "bridge-event.schema.json"
         case (3, "metrics") where levels[1] == "bridge": return "bridge-metrics.schema.json"
+        case (3, "health") where levels[1] == "bridge": return "bridge-health.schema.json"
         case (4, _) where levels[1] == "bridge" && levels[2] == "response": return "bridge-response.schema.json"
         case (3, "status") where levels[1] == "peripheral": return "peripheral-status.schema.json"
         case (3, "availability"): return "state.schema.json"
@@ -67,6 +68,7 @@ struct PayloadSchemaEndToEndTests {
                 "state.schema.json", "bridge-info.schema.json", "bridge-devices.schema.json", "bridge-event.schema.json",
                 "bridge-metrics.schema.json", "bridge-response.schema.json", "advert.schema.json",
                 "set-result.schema.json", "get-result.schema.json", "heart-rate-measurement.schema.json",
+                "bridge-health.schema.json",
             ])
         }
     }

@@ -39,8 +39,8 @@ struct ReadmePromisesBothModesEndToEndTests {
 
     private func readPauses(_ payload: String, _ connection: String) -> Int? {
         let json = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]
-        let gauges = json?["gauges"] as? [String: Any]
-        return (gauges?["gattway.mqtt.read_pauses{connection=\(connection)}"] as? NSNumber)?.intValue
+        let counters = json?["counters"] as? [String: Any]
+        return (counters?["gattway.mqtt.read_pauses{connection=\(connection)}"] as? NSNumber)?.intValue
     }
 
     @Test func aBackpressuredPeripheralLeavesTheCentralBridgeFree() async throws {

@@ -7,6 +7,8 @@ package enum ConfigurationDefaults {
     package static let keepaliveSeconds = 60
     package static let keepaliveRange = 5...3600
     package static let metricsIntervalSeconds = 60
+    package static let healthIntervalSeconds = 60
+    package static let healthIntervalRange = 1...86_400
     /// The shortest duration any `…timeout`/`…interval`/`reconnect` option accepts: durations are milliseconds.
     package static let minimumDurationSeconds = 0.001
     /// Payload limits, sized for BLE: a 512-byte ATT value as hex or base64 plus a JSON envelope fits.

@@ -27,6 +27,10 @@ package struct TopicLayout: Sendable, Hashable {
     package var bridgeMetrics: String {
         gatewayID.map { "\(base)/bridge/\($0)/metrics" } ?? "\(base)/bridge/metrics"
     }
+    /// `<base>/bridge/<gateway>/health` (retained JSON), or `<base>/bridge/health` without a gateway id.
+    package var bridgeHealth: String {
+        gatewayID.map { "\(base)/bridge/\($0)/health" } ?? "\(base)/bridge/health"
+    }
     /// `<base>/bridge/devices` (retained JSON).
     package var bridgeDevices: String { "\(base)/bridge/devices" }
     /// `<base>/bridge/event`.

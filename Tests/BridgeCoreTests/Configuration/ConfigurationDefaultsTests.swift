@@ -33,6 +33,7 @@ import Testing
         "properties/mqtt/properties/qos": { "\($0.mqtt.qos)" },
         "properties/mqtt/properties/retain": { "\($0.mqtt.retain)" },
         "properties/mqtt/properties/metrics_interval": { "\($0.mqtt.metricsIntervalSeconds)" },
+        "properties/mqtt/properties/health_interval": { "\($0.mqtt.healthIntervalSeconds)" },
         "properties/mqtt/properties/payload_limits/properties/command": { "\($0.mqtt.payloadLimits.command)" },
         "properties/mqtt/properties/payload_limits/properties/request": { "\($0.mqtt.payloadLimits.request)" },
         "properties/mqtt/properties/payload_limits/properties/source": { "\($0.mqtt.payloadLimits.source)" },

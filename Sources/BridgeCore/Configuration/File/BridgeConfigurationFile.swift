@@ -9,9 +9,10 @@ package struct BridgeConfigurationFile: Codable, Sendable {
     package var homeassistant: HomeAssistantSection?
     package var stateDir: String?
     package var logLevel: String?
+    package var metrics: MetricsSection?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case mqtt, bluetooth, devices, peripheral, homeassistant
+        case mqtt, bluetooth, devices, peripheral, homeassistant, metrics
         case stateDir = "state_dir"
         case logLevel = "log_level"
     }
@@ -25,6 +26,35 @@ package struct BridgeConfigurationFile: Codable, Sendable {
         homeassistant = read(.homeassistant)
         stateDir = read(.stateDir)
         logLevel = read(.logLevel)
+        metrics = read(.metrics)
+    }
+
+    /// `metrics:`.
+    package struct MetricsSection: Codable, Sendable {
+        package var prometheus: PrometheusSection?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case prometheus
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let read = try FileSectionReader(decoder, keys: CodingKeys.self)
+            prometheus = read(.prometheus)
+        }
+    }
+
+    /// `metrics.prometheus:`.
+    package struct PrometheusSection: Codable, Sendable {
+        package var listen: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case listen
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let read = try FileSectionReader(decoder, keys: CodingKeys.self)
+            listen = read(.listen)
+        }
     }
 
     /// `mqtt:`.
@@ -37,12 +67,14 @@ package struct BridgeConfigurationFile: Codable, Sendable {
         package var retain: Bool?
         package var gatewayID: String?
         package var metricsInterval: Int?
+        package var healthInterval: Int?
         package var payloadLimits: PayloadLimitsSection?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case url, username, tls, keepalive, `protocol`, qos, retain
             case payloadLimits = "payload_limits"
             case metricsInterval = "metrics_interval"
+            case healthInterval = "health_interval"
             case baseTopic = "base_topic"
             case clientID = "client_id"
             case passwordFile = "password_file"
@@ -65,6 +97,7 @@ package struct BridgeConfigurationFile: Codable, Sendable {
             retain = read(.retain)
             gatewayID = read(.gatewayID)
             metricsInterval = read(.metricsInterval)
+            healthInterval = read(.healthInterval)
             payloadLimits = read(.payloadLimits)
         }
     }

@@ -50,6 +50,8 @@ package struct MQTTSettings: Sendable, Hashable {
     package var gatewayID: String?
     /// Seconds between two `<base>/bridge/metrics` snapshots; 0 publishes none.
     package var metricsIntervalSeconds: Int = ConfigurationDefaults.metricsIntervalSeconds
+    /// Seconds between two `<base>/bridge/<gateway>/health` messages when nothing changed.
+    package var healthIntervalSeconds: Int = ConfigurationDefaults.healthIntervalSeconds
     /// The largest payload accepted per kind of inbound message (`mqtt.payload_limits`).
     package var payloadLimits = PayloadLimits()
 

@@ -41,6 +41,9 @@ extension ConfigurationValidator {
         let metricsInterval = range(
             section.metricsInterval ?? ConfigurationDefaults.metricsIntervalSeconds,
             ConfigurationDefaults.metricsIntervalRange, "mqtt.metrics_interval")
+        let healthInterval = range(
+            section.healthInterval ?? ConfigurationDefaults.healthIntervalSeconds,
+            ConfigurationDefaults.healthIntervalRange, "mqtt.health_interval")
         let limits = section.payloadLimits
         let limitRange = ConfigurationDefaults.payloadLimitRange
         let command = range(
@@ -49,8 +52,8 @@ extension ConfigurationValidator {
             limits?.request ?? ConfigurationDefaults.requestPayloadLimit, limitRange, "mqtt.payload_limits.request")
         let source = range(
             limits?.source ?? ConfigurationDefaults.sourcePayloadLimit, limitRange, "mqtt.payload_limits.source")
-        guard let broker, let keepalive, let version, let qos, let metricsInterval, let command, let request,
-            let source
+        guard let broker, let keepalive, let version, let qos, let metricsInterval, let healthInterval, let command,
+            let request, let source
         else { return nil }
         var settings = MQTTSettings(
             broker: broker, baseTopic: baseTopic, clientID: section.clientID, username: section.username,
@@ -59,6 +62,7 @@ extension ConfigurationValidator {
             retain: section.retain ?? ConfigurationDefaults.retain, gatewayID: section.gatewayID,
             metricsIntervalSeconds: metricsInterval)
         settings.payloadLimits = MQTTSettings.PayloadLimits(command: command, request: request, source: source)
+        settings.healthIntervalSeconds = healthInterval
         return settings
     }
 

@@ -33,12 +33,19 @@ struct ConfigurationValidator {
             BridgeConfiguration.LogLevel.self)
         let stateDirectory = file.stateDir ?? ConfigurationDefaults.stateDirectory
         if stateDirectory.isEmpty { fail("state_dir", "must not be empty") }
+        var metrics = MetricsSettings()
+        if let listen = file.metrics?.prometheus?.listen {
+            metrics.prometheusListen = ListenAddress(parsing: listen)
+            if metrics.prometheusListen == nil {
+                fail("metrics.prometheus.listen", "\"\(listen)\" is not an address and port such as 127.0.0.1:9464 or [::1]:9464")
+            }
+        }
         guard let mqtt, let bluetooth, let logLevel, errors.isEmpty else { return nil }
         if file.peripheral != nil, peripheral == nil { return nil }
         if file.homeassistant != nil, homeAssistant == nil { return nil }
         return BridgeConfiguration(
             mqtt: mqtt, bluetooth: bluetooth, devices: devices, peripheral: peripheral, homeAssistant: homeAssistant,
-            stateDirectory: stateDirectory, logLevel: logLevel)
+            stateDirectory: stateDirectory, logLevel: logLevel, metrics: metrics)
     }
 
     // MARK: Shared value checks

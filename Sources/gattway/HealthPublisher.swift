@@ -1,0 +1,67 @@
+import BlueZ
+import BridgeCore
+import DBus
+import Logging
+import MQTTCore
+import Mosquitto
+import ServiceLifecycle
+
+/// Publishes `<base>/bridge/<gateway_id>/health` (retained, QoS 1): checked every 2 s, published when anything but
+/// the uptime changed and every `interval` otherwise. It reads what is already there: BlueZ's name on the bus and
+/// its object tree, the MQTT clients' statistics, the last error logged.
+struct HealthPublisher: Service {
+    let topic: String
+    let interval: Duration
+    let adapter: String
+    let mqtt: MosquittoClient
+    let clients: [(name: String, client: MosquittoClient)]
+    let bus: DBusConnection
+    let bluez: BlueZClient
+    let errors: LastErrorLog
+    let logger: Logger
+    static let checkInterval: Duration = .seconds(2)
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                var schedule = HealthSchedule(interval: interval)
+                while !Task.isCancelled {
+                    let report = await sample()
+                    if schedule.shouldPublish(report, now: errors.uptime) {
+                        do {
+                            try await mqtt.publish(MQTTMessage(topic: topic, payload: report.payload, qos: .atLeastOnce, retain: true))
+                        } catch {
+                            // Not connected yet, or reconnecting: try again at the next check.
+                            schedule = HealthSchedule(interval: interval)
+                            logger.debug("health.publish.failed", metadata: ["error": "\(error)"])
+                        }
+                    }
+                    try await Task.sleep(for: Self.checkInterval)
+                }
+            }
+        } catch is CancellationError {
+            // Shutting down: the retained health stays as last published; bridge/state says offline.
+        }
+    }
+
+    private func sample() async -> HealthReport {
+        let bluezPresent = (try? await bus.nameHasOwner(BlueZName.service)) ?? false
+        let tree = bluezPresent ? try? await bluez.currentTree(timeout: .seconds(2)) : nil
+        let adapterPath = "/org/bluez/\(adapter)"
+        let devices = tree?.devices.values.filter { $0.adapterPath == adapterPath } ?? []
+        var queues: [HealthReport.Queue] = []
+        var reconnects = 0
+        for (name, client) in clients {
+            let statistics = await client.currentStatistics
+            let suffix = name == "main" ? "" : "_\(name)"
+            queues.append(.init(name: "mqtt_outstanding" + suffix, depth: statistics.outstandingPublishes))
+            queues.append(.init(name: "mqtt_inbound" + suffix, depth: statistics.inboundBuffered))
+            if name == "main" { reconnects = max(0, statistics.connects - 1) }
+        }
+        return HealthReport(
+            uptimeSeconds: Int(errors.uptime.components.seconds), bluezPresent: bluezPresent,
+            adapterPowered: tree?.adapters[adapterPath]?.powered ?? false, brokerReconnects: reconnects,
+            devicesKnown: devices.count, devicesConnected: devices.filter(\.connected).count, queues: queues,
+            lastError: errors.lastError)
+    }
+}
