@@ -86,7 +86,7 @@ package actor MosquittoBroker {
     package var log: String { process?.errorOutput ?? "" }
 
     private func waitUntilAccepting(_ child: ChildProcess) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if Self.canConnect(port: port) { return }
             if !child.isRunning {
@@ -94,7 +94,7 @@ package actor MosquittoBroker {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestWorldError("mosquitto on port \(port) accepts no connections after 10 s; log: \(child.errorOutput.suffix(2000))")
+        throw TestWorldError("mosquitto on port \(port) accepts no connections after 30 s; log: \(child.errorOutput.suffix(2000))")
     }
 
     private static func canConnect(port: UInt16) -> Bool {
