@@ -10,7 +10,9 @@ import sys
 
 import pytest
 from conftest import HERE, LOCK, Recorder, dev_path, scenario
-from sim_process import CONTROL, CallFailed, bluez, call, connect, counters, simulator, wait_for
+from dbus_fast import Variant
+from gatt_app import GattApp
+from sim_process import CONTROL, CallFailed, bluez, call, connect, counters, register_app, simulator, wait_for
 
 A1 = "org.bluez.Adapter1"
 D1 = "org.bluez.Device1"
@@ -250,4 +252,40 @@ def test_control_refuses_adapters_that_do_not_hear_the_peripheral():
                 {"address": "11:22:33:44:55:66", "adapters": ["hci1", "hci2"], "rssi": {"hci2": -40}})])
             (signals,) = await call(bus, CONTROL, "GetSignals", "s", [address_added])
             assert signals == {"hci1": -60, "hci2": -40}
+    run(body())
+
+
+def test_an_advertisement_on_one_adapter_is_on_the_air_of_every_other_adapter():
+    service = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
+    tx = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"
+
+    async def body():
+        async with simulator("--adapters", "hci0,hci1,hci2") as address:
+            bus = await connect(address)
+            rec = await Recorder.attach(bus)
+            app = GattApp(bus)
+            app.char(app.service("s", service), "tx", tx, ["read", "notify"], value=b"from hci2")
+            await register_app(bus, "/app", adapter="hci2")
+            app.advert("/adv", {"Type": Variant("s", "peripheral"), "ServiceUUIDs": Variant("as", [service])})
+            await call(bus, bluez("/org/bluez/hci2", "org.bluez.LEAdvertisingManager1"), "RegisterAdvertisement",
+                       "oa{sv}", ["/adv", {}])
+            hci2 = "00:AA:01:02:00:02"
+            # Both other adapters find hci2's advertisement and connect to its app at the same time, each over a
+            # link of its own (a local GATT server serves several centrals).
+            for name in ("hci0", "hci1"):
+                # A filter: the advertisement carries no discoverable flags (the adapter is not discoverable).
+                await call(bus, bluez(f"/org/bluez/{name}", A1), "SetDiscoveryFilter", "a{sv}",
+                           [{"Transport": Variant("s", "le")}])
+                await call(bus, bluez(f"/org/bluez/{name}", A1), "StartDiscovery")
+            for name in ("hci0", "hci1"):
+                await wait_for_device(bus, hci2, name)
+                path = dev_path(hci2, name)
+                await call(bus, bluez(path, D1), "Connect")
+                await rec.wait(lambda m, p, b: p == path and "ServicesResolved" in b[1]
+                               and b[1]["ServicesResolved"].value, what=f"services of hci2's app on {name}")
+            for name in ("hci0", "hci1"):
+                (value,) = await call(bus, bluez(await char_path(bus, hci2, name, tx), C1), "ReadValue", "a{sv}",
+                                      [{}])
+                assert bytes(value) == b"from hci2"
+            assert dev_path(hci2, "hci2") not in await objects(bus)  # an adapter does not hear itself
     run(body())
