@@ -182,6 +182,14 @@ def test_a_connection_from_any_adapter_reaches_the_same_gatt_database():
             assert bytes(value) == b"unlock"
             (link,) = await call(bus, CONTROL, "GetLinkAdapter", "s", [LOCK])
             assert link == "hci0"
+            # hci2 forgetting its (disconnected) device leaves hci0's notifications alone.
+            state0 = await char_path(bus, LOCK, "hci0", LOCK_STATE)
+            await call(bus, bluez(state0, C1), "StartNotify")
+            await call(bus, bluez("/org/bluez/hci2", A1), "RemoveDevice", "o", [dev_path(LOCK, "hci2")])
+            await call(bus, bluez(await char_path(bus, LOCK, "hci0", LOCK_CONTROL), C1), "WriteValue", "aya{sv}",
+                       [b"lock", {}])
+            await rec.wait(lambda m, p, b: p == state0 and "Value" in b[1] and bytes(b[1]["Value"].value) == b"lock",
+                           what="the notification on hci0")
     run(body())
 
 
@@ -288,4 +296,33 @@ def test_an_advertisement_on_one_adapter_is_on_the_air_of_every_other_adapter():
                                       [{}])
                 assert bytes(value) == b"from hci2"
             assert dev_path(hci2, "hci2") not in await objects(bus)  # an adapter does not hear itself
+    run(body())
+
+
+def test_a_scenario_peripheral_on_an_adapter_the_scenario_lacks_is_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("adapters: [hci0]\nperipherals:\n  - {address: 'AA:BB:CC:DD:EE:01', rssi: {hci0: -50, hci1: -60}}\n")
+    result = subprocess.run([sys.executable, "-m", "bluezsim", "--scenario", str(bad)], cwd=str(HERE),
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert "unknown adapter 'hci1'" in result.stderr and not result.stdout
+
+
+def test_a_bluetoothd_restart_frees_the_link_for_any_adapter():
+    async def body():
+        async with simulator("--scenario", scenario("fleet")) as address:
+            bus = await connect(address)
+            rec = await Recorder.attach(bus)
+            await discover_everywhere(bus)
+            await wait_for_device(bus, LOCK, "hci1")
+            await connect_and_resolve(bus, rec, "hci1")
+            await call(bus, CONTROL, "RestartBluetoothd", "d", [0.1])
+            (link,) = await call(bus, CONTROL, "GetLinkAdapter", "s", [LOCK])
+            assert link == ""
+            rec = await Recorder.attach(bus)  # the restarted bluetoothd is a new sender
+            await discover_everywhere(bus)
+            await wait_for_device(bus, LOCK, "hci2")
+            await connect_and_resolve(bus, rec, "hci2")
+            (link,) = await call(bus, CONTROL, "GetLinkAdapter", "s", [LOCK])
+            assert link == "hci2"
     run(body())
