@@ -11,7 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-from .core import Simulator, parse_adapter_names
+from .adapter import parse_adapter_names
+from .core import Simulator
 
 log = logging.getLogger("bluezsim")
 
