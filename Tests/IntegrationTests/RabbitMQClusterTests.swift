@@ -3,12 +3,13 @@ import Testing
 import TestWorld
 
 /// What the fleet protocol relies on, checked on a real two-node RabbitMQ cluster with the MQTT plugin (Debian 12's
-/// RabbitMQ 3.10, MQTT 3.1.1 only) with mosquitto's own clients and the built gattway: live messages, Last Wills and a
-/// gateway's traffic cross nodes; retained
-/// messages do not (RabbitMQ keeps them on the node that received them, and sends none for a filter with a
-/// wildcard), which the README's Fleets section states as a limit of RabbitMQ clusters.
+/// RabbitMQ 3.10, MQTT 3.1.1 only) with mosquitto's own clients and the built gattway: live messages, Last Wills and
+/// a gateway's traffic cross nodes; retained messages do not (RabbitMQ keeps them on the node that received them,
+/// and sends none for a filter with a wildcard), which the README's Fleets section states as a limit of RabbitMQ
+/// clusters.
 ///
-/// Observers left running when a check throws are killed as they are released. One cluster for every check: starting one takes about a minute or more on a shared 2-core machine.
+/// One cluster for every check: starting one takes 20 s on an idle shared 2-core machine, minutes under load.
+/// Observers left running when a check throws are killed as they are released.
 @Suite(.serialized, .timeLimit(.minutes(15)))
 struct RabbitMQClusterTests {
     @Test func acrossTwoNodesLiveMessagesLastWillsAndAGatewayWorkButRetainedMessagesDoNot() async throws {
