@@ -1,4 +1,3 @@
-import DBus
 import Foundation
 import Testing
 import TestWorld
@@ -14,11 +13,7 @@ struct FleetRadioEndToEndTests {
         let simulator = try await BlueZSimulatorProcess(scenario: "fleet.yaml")
         let radio = try await SimulatorRadio.connect(to: simulator)
         do {
-            for adapter in ["hci0", "hci1", "hci2"] {
-                try await radio.connection.call(
-                    destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.bluez.Adapter1",
-                    method: "StartDiscovery", arguments: [], timeout: .seconds(10))
-            }
+            try await radio.startDiscovery(adapters: ["hci0", "hci1", "hci2"])
             try await radio.waitForHeardRSSI(device: Self.lock, adapter: "hci0", rssi: -55)
             try await radio.waitForHeardRSSI(device: Self.lock, adapter: "hci1", rssi: -70)
             try await radio.waitForHeardRSSI(device: Self.lock, adapter: "hci2", rssi: -85)
@@ -37,7 +32,7 @@ struct FleetRadioEndToEndTests {
         await simulator.stop()
     }
 
-    @Test func aGatewayOnTheThirdAdapterConnectsTheLockThereAndHoldsItsOneLink() async throws {
+    @Test func aGatewayOnTheThirdAdapterHoldsTheLocksLinkUntilItsAdapterLosesTheLock() async throws {
         let config = """
             bluetooth:
               adapter: hci2
@@ -70,6 +65,12 @@ struct FleetRadioEndToEndTests {
                     $0 == "online"
                 }
                 #expect(try await radio.linkAdapter(device: Self.lock) == "hci2")
+                // Its adapter powered off (as when its host goes away): the link drops.
+                let beforePowerOff = world.observer.messages(on: availability).count
+                try await radio.setPowered(adapter: "hci2", on: false)
+                try await world.observer.waitForMessage(on: availability, skipping: beforePowerOff) { $0 == "offline" }
+                #expect(try await radio.linkAdapter(device: Self.lock) == nil)
+                #expect(try await !radio.isConnected(device: Self.lock, adapter: "hci2"))
             }
         } catch {
             await radio.close()

@@ -56,6 +56,21 @@ package struct SimulatorRadio: Sendable {
         try await control("Disconnect", [.string("\(adapter)/\(device)"), .string(reason)])
     }
 
+    /// Powers `adapter` off (its links drop, its discovery stops) or on, as when the host of its gateway goes away.
+    package func setPowered(adapter: String, on: Bool) async throws {
+        try await control("SetPowered", [.string(adapter), .bool(on)])
+    }
+
+    /// Starts discovery on each of `adapters` for this connection (a session of its own, as a gateway has), so that
+    /// their Device1 objects show what each hears.
+    package func startDiscovery(adapters: [String]) async throws {
+        for adapter in adapters {
+            try await connection.call(
+                destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.bluez.Adapter1",
+                method: "StartDiscovery", arguments: [], timeout: .seconds(10))
+        }
+    }
+
     /// `org.bluez.Device1.RSSI` of `device` on `adapter`: what that adapter's bluetoothd last signalled, or nil while
     /// it has no value (no device object yet, or discovery stopped).
     package func heardRSSI(device: String, adapter: String) async throws -> Int16? {
