@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -114,6 +114,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            resources: [.embedInCode("Resources/config.schema.json")],
             swiftSettings: swiftSettings
         ),
         // The fleet protocol at scale: the ownership state machine of many gateways over a simulated broker.

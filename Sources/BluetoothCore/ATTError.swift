@@ -80,7 +80,7 @@ package struct ATTError: Hashable, Sendable, CustomStringConvertible {
 
     /// The code as `0xNN`, upper-case, as BlueZ prints it.
     package var hexCode: String {
-        let digits = HexDigits.uppercase
+        let digits = Hex.uppercaseDigits
         return String(
             decoding: [UInt8(ascii: "0"), UInt8(ascii: "x"), digits[Int(code >> 4)], digits[Int(code & 0xF)]],
             as: UTF8.self)
