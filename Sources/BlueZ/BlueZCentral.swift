@@ -1,7 +1,7 @@
-import BluetoothCore
-import DBus
-import Dispatch
-import Logging
+package import BluetoothCore
+package import DBus
+package import Dispatch
+package import Logging
 
 /// bluetoothd as the central bridge's `BLECentral`: `BlueZClient`'s operations with D-Bus decoded into
 /// `BLECentralEvent`s and every `DBusError` turned into a `BlueZError` here, in one place.

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// A remote device as `FakeBLECentral` presents it: its address, advertised name and GATT services.
 package struct FakePeripheral: Sendable, Hashable {

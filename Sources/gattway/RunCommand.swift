@@ -1,15 +1,16 @@
-import ArgumentParser
+public import ArgumentParser
 import BlueZ
 import BridgeCore
 import CentralBridge
 import DBus
 import Foundation
-import Logging
+public import Logging
 import MQTTCore
 import Metrics
 import Mosquitto
 import PeripheralBridge
 import ServiceLifecycle
+import UnixSignals
 
 /// `gattway run --config FILE`: the daemon. Runs until SIGTERM or SIGINT, then stops cleanly: devices are
 /// disconnected and published offline, and `bridge/state` becomes `offline`.
