@@ -86,10 +86,12 @@ package final class BlueZCentral: BLECentral {
                 do {
                     try await client.pair(device: device, timeout: timeout)
                 } catch {
-                    try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)  // best effort
+                    // Best effort: the pairing already failed, and its error is what the caller must see.
+                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)
                     throw error
                 }
-                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)  // best effort
+                // Best effort: the pairing already failed, and its error is what the caller must see.
+                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)
             } catch {
                 try? await connection.unexport(path: BlueZPairingAgent.path)  // best effort: the pairing error counts
                 throw error

@@ -24,6 +24,8 @@ package struct ATTError: Hashable, Sendable, CustomStringConvertible {
     package static let attributeNotLong = ATTError(code: 0x0B)
     package static let insufficientEncryptionKeySize = ATTError(code: 0x0C)
     package static let invalidAttributeValueLength = ATTError(code: 0x0D)
+    // swift-format-ignore: DontRepeatTypeInStaticProperties
+    // "Unlikely Error" is the name the Core Specification (Vol 3, Part F, 3.4.1.1) gives this code.
     package static let unlikelyError = ATTError(code: 0x0E)
     package static let insufficientEncryption = ATTError(code: 0x0F)
     package static let unsupportedGroupType = ATTError(code: 0x10)

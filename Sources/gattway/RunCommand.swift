@@ -123,6 +123,8 @@ extension RunCommand {
     static let cancellationLimit: Duration = .seconds(5)
 }
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// `--log-level` takes swift-log's levels by name; neither package can declare this conformance for the other.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 // MARK: - Local peripheral
