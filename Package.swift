@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "CMosquitto", "MQTTCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
