@@ -1,7 +1,7 @@
-import BluetoothCore
-import DBus
-import Dispatch
-import Logging
+package import BluetoothCore
+package import DBus
+package import Dispatch
+package import Logging
 
 /// bluetoothd as the central bridge's `BLECentral`: `BlueZClient`'s operations with D-Bus decoded into
 /// `BLECentralEvent`s and every `DBusError` turned into a `BlueZError` here, in one place.
@@ -86,10 +86,12 @@ package final class BlueZCentral: BLECentral {
                 do {
                     try await client.pair(device: device, timeout: timeout)
                 } catch {
-                    try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)  // best effort
+                    // Best effort: the pairing already failed, and its error is what the caller must see.
+                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)
                     throw error
                 }
-                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)  // best effort
+                // Best effort: the pairing already failed, and its error is what the caller must see.
+                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)
             } catch {
                 try? await connection.unexport(path: BlueZPairingAgent.path)  // best effort: the pairing error counts
                 throw error

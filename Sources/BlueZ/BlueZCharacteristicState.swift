@@ -1,5 +1,5 @@
-import BluetoothCore
-import DBus
+package import BluetoothCore
+package import DBus
 
 /// A remote GATT characteristic as BlueZ exports it (org.bluez.GattCharacteristic1), decoded from D-Bus here.
 package typealias BlueZCharacteristicState = BLECharacteristicState

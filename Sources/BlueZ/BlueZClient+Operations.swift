@@ -1,5 +1,5 @@
-import BluetoothCore
-import DBus
+package import BluetoothCore
+package import DBus
 
 /// How a characteristic write is carried out (GattCharacteristic1.WriteValue's `type` option).
 package enum BlueZWriteType: String, Sendable, Hashable {

@@ -1,4 +1,5 @@
 import DBus
+import BluetoothCore
 
 extension BlueZClient {
     /// Runs LE discovery on `adapter` for `duration` (or until `interrupted` returns) and returns every device

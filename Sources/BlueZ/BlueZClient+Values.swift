@@ -1,4 +1,4 @@
-import DBus
+package import DBus
 
 extension BlueZClient {
     /// Hands each characteristic value that bluetoothd announces on its own (a PropertiesChanged carrying only

@@ -1,4 +1,5 @@
-import DBus
+package import DBus
+import BluetoothCore
 
 /// A wait on BlueZ that reached its deadline; the message says what was awaited.
 package struct BlueZWaitTimeout: Error, Sendable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-import DBus
-import Logging
+package import DBus
+package import Logging
 
 /// A client of bluetoothd over one D-Bus connection: it watches BlueZ's object tree and performs operations.
 ///

@@ -1,5 +1,5 @@
-import BluetoothCore
-import DBus
+package import BluetoothCore
+package import DBus
 
 /// What BlueZ tells about one remote device (org.bluez.Device1): `BLEDeviceState`, decoded from D-Bus here.
 package typealias BlueZDeviceState = BLEDeviceState

@@ -1,5 +1,5 @@
-import BluetoothCore
-import DBus
+package import BluetoothCore
+package import DBus
 
 /// One remote device's GATT database as BlueZ exports it: services, their characteristics and descriptors, in
 /// handle order (BlueZ names the objects `serviceXXXX/charXXXX/descXXXX` after their handles, in fixed-width hex).

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 extension BLEObjectTree {
     /// Applies one event of `BlueZClient.watch()`; bluetoothd leaving the bus empties the tree.

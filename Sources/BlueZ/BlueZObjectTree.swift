@@ -1,5 +1,5 @@
-import BluetoothCore
-import DBus
+package import BluetoothCore
+package import DBus
 
 /// BlueZ's object tree as this client knows it: `BLEObjectTree`, fed from GetManagedObjects,
 /// InterfacesAdded/Removed and PropertiesChanged decoded here.

@@ -1,4 +1,4 @@
-import DBus
+package import DBus
 
 /// An org.bluez.Agent1 (doc/agent-api.txt) answering bluetoothd during a pairing that this process started:
 /// Just Works needs no answer; a passkey to enter comes from `passkey`; a number to confirm is accepted when it

@@ -1,5 +1,5 @@
 import BluetoothCore
-import DBus
+package import DBus
 
 /// The org.bluez.Agent1 (doc/org.bluez.Agent.rst) that answers pairings remote centrals start with the local
 /// peripheral. bluetoothd asks the default agent about a pairing it did not start (src/device.c new_auth() →

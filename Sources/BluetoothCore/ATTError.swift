@@ -24,6 +24,8 @@ package struct ATTError: Hashable, Sendable, CustomStringConvertible {
     package static let attributeNotLong = ATTError(code: 0x0B)
     package static let insufficientEncryptionKeySize = ATTError(code: 0x0C)
     package static let invalidAttributeValueLength = ATTError(code: 0x0D)
+    // swift-format-ignore: DontRepeatTypeInStaticProperties
+    // "Unlikely Error" is the name the Core Specification (Vol 3, Part F, 3.4.1.1) gives this code.
     package static let unlikelyError = ATTError(code: 0x0E)
     package static let insufficientEncryption = ATTError(code: 0x0F)
     package static let unsupportedGroupType = ATTError(code: 0x10)
@@ -80,7 +82,7 @@ package struct ATTError: Hashable, Sendable, CustomStringConvertible {
 
     /// The code as `0xNN`, upper-case, as BlueZ prints it.
     package var hexCode: String {
-        let digits = HexDigits.uppercase
+        let digits = Hex.uppercaseDigits
         return String(
             decoding: [UInt8(ascii: "0"), UInt8(ascii: "x"), digits[Int(code >> 4)], digits[Int(code & 0xF)]],
             as: UTF8.self)

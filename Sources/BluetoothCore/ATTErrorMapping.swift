@@ -36,7 +36,7 @@ extension ATTError {
         while let last = utf8.last, last == 0x20 { utf8 = utf8.dropLast() }
         let bytes = Array(utf8)
         guard bytes.count == 4, bytes[0] == UInt8(ascii: "0"), bytes[1] | 0x20 == UInt8(ascii: "x"),
-            let high = HexDigits.value(of: bytes[2]), let low = HexDigits.value(of: bytes[3])
+            let high = Hex.value(of: bytes[2]), let low = Hex.value(of: bytes[3])
         else { return nil }
         let error = ATTError(code: high << 4 | low)
         return error.isApplicationError ? error : nil
@@ -73,7 +73,7 @@ extension ATTError {
         else { return nil }
         let tail = Array(reply.message.utf8.suffix(2))
         guard reply.message.utf8.dropLast(2).elementsEqual(("Operation failed with " + marker).utf8),
-            let high = HexDigits.value(of: tail[0]), let low = HexDigits.value(of: tail[1])
+            let high = Hex.value(of: tail[0]), let low = Hex.value(of: tail[1])
         else { return nil }
         self.init(code: high << 4 | low)
     }

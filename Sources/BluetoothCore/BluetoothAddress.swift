@@ -31,7 +31,7 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
                         || separator == UInt8(ascii: "-")
                 else { throw BluetoothValueError("\"\(text)\" is not a Bluetooth address") }
             }
-            guard let high = HexDigits.value(of: utf8[offset]), let low = HexDigits.value(of: utf8[offset + 1]) else {
+            guard let high = Hex.value(of: utf8[offset]), let low = Hex.value(of: utf8[offset + 1]) else {
                 throw BluetoothValueError("\"\(text)\" is not a Bluetooth address")
             }
             result.append(high << 4 | low)
@@ -46,22 +46,22 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
     }
 
     /// Canonical form: upper-case hex pairs separated by colons.
-    package var description: String { formatted(separator: UInt8(ascii: ":"), digits: HexDigits.uppercase) }
+    package var description: String { formatted(separator: UInt8(ascii: ":"), digits: Hex.uppercaseDigits) }
 
     /// The address as 12 lower-case hex digits, used as a device's topic name when none is configured.
     package var topicName: String {
         var out: [UInt8] = []
         out.reserveCapacity(12)
         for byte in bytes {
-            out.append(HexDigits.lowercase[Int(byte >> 4)])
-            out.append(HexDigits.lowercase[Int(byte & 0x0F)])
+            out.append(Hex.lowercaseDigits[Int(byte >> 4)])
+            out.append(Hex.lowercaseDigits[Int(byte & 0x0F)])
         }
         return String(decoding: out, as: UTF8.self)
     }
 
     /// The path component BlueZ uses for a device object: `dev_C4_7C_8D_6A_3E_11`.
     package var bluezPathComponent: String {
-        "dev_" + formatted(separator: UInt8(ascii: "_"), digits: HexDigits.uppercase)
+        "dev_" + formatted(separator: UInt8(ascii: "_"), digits: Hex.uppercaseDigits)
     }
 
     /// True for a random static address (the two most significant bits are 11).

@@ -45,7 +45,7 @@ package struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
         switch utf8.count {
         case 4, 8, 32:
             for byte in utf8 {
-                guard let value = HexDigits.value(of: byte) else { throw Self.notAUUID(text) }
+                guard let value = Hex.value(of: byte) else { throw Self.notAUUID(text) }
                 digits.append(value)
             }
         case 36:
@@ -54,7 +54,7 @@ package struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
                     guard byte == UInt8(ascii: "-") else { throw Self.notAUUID(text) }
                     continue
                 }
-                guard let value = HexDigits.value(of: byte) else { throw Self.notAUUID(text) }
+                guard let value = Hex.value(of: byte) else { throw Self.notAUUID(text) }
                 digits.append(value)
             }
         default:
@@ -143,13 +143,5 @@ package struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
-    private static func hex(_ value: UInt64, digits: Int) -> String {
-        var out = [UInt8](repeating: UInt8(ascii: "0"), count: digits)
-        var remaining = value
-        for index in stride(from: digits - 1, through: 0, by: -1) {
-            out[index] = HexDigits.lowercase[Int(remaining & 0x0F)]
-            remaining >>= 4
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    private static func hex(_ value: UInt64, digits: Int) -> String { Hex.padded(value, digits: digits) }
 }

@@ -1,5 +1,6 @@
-import BluetoothCore
-import Dispatch
+package import BluetoothCore
+package import Dispatch
+import Synchronization
 
 extension FakeBLECentral {
     package func events() -> AsyncStream<BLECentralEvent> { eventStream }

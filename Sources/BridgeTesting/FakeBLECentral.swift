@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 import Dispatch
 import Synchronization
 

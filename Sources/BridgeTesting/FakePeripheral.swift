@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// A remote device as `FakeBLECentral` presents it: its address, advertised name and GATT services.
 package struct FakePeripheral: Sendable, Hashable {
@@ -71,7 +71,4 @@ package struct FakePeripheral: Sendable, Hashable {
 }
 
 /// Four lower-case hex digits, as BlueZ names GATT objects (`service0010`, `char0011`).
-private func hex4(_ value: Int) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-}
+private func hex4(_ value: Int) -> String { Hex.padded(UInt64(value), digits: 4) }

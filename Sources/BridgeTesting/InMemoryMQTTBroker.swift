@@ -1,5 +1,5 @@
 import DequeModule
-import MQTTCore
+package import MQTTCore
 import Synchronization
 
 /// A broker in memory for the bridges' unit tests: real topic-filter matching (`MQTTTopicFilter`), retained

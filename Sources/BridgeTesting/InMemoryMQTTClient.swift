@@ -1,5 +1,6 @@
-import Dispatch
-import MQTTCore
+package import Dispatch
+package import MQTTCore
+import Synchronization
 
 /// One client of an `InMemoryMQTTBroker`, conforming to the bridges' `MQTTClient` port.
 ///

@@ -2,6 +2,7 @@ import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
+import CoreMetrics
 
 extension CentralBridge {
     /// At most this many commands wait per device; more get a `Busy` error result at once.

@@ -1,6 +1,7 @@
 import BridgeCore
 import Logging
 import MQTTCore
+import BluetoothCore
 
 /// Home Assistant MQTT discovery: announces the configured devices, their entities and the gateway (retained, under
 /// the discovery prefix) after each broker connect, when Home Assistant says `online` on its status topic, after a

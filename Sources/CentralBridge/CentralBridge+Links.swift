@@ -2,6 +2,7 @@ import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
+import CoreMetrics
 
 extension CentralBridge {
     /// Starts the connect → resolve → subscribe → wait for loss → back off loop of a device, once.

@@ -1,5 +1,5 @@
 import BluetoothCore
-import BridgeCore
+package import BridgeCore
 import Logging
 import MQTTCore
 

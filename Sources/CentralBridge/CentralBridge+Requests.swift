@@ -2,6 +2,7 @@ import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
+import Foundation
 
 extension CentralBridge {
     /// `bridge/request/<verb>` → `bridge/response/<verb>` (and the MQTT 5 Response Topic), echoing `transaction`.

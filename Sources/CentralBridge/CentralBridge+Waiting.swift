@@ -2,6 +2,7 @@ import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
+import DequeModule
 
 extension CentralBridge {
     // MARK: - Discovery

@@ -1,8 +1,8 @@
-import BluetoothCore
-import BridgeCore
+package import BluetoothCore
+package import BridgeCore
 import DequeModule
-import Logging
-import MQTTCore
+package import Logging
+package import MQTTCore
 import Metrics
 import ServiceLifecycle
 import Synchronization

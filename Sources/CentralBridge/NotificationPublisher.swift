@@ -2,6 +2,8 @@ import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
+import CoreMetrics
+import Dispatch
 
 /// Publishes the notifications of one AcquireNotify socket to the characteristic's value topic.
 ///

@@ -4,6 +4,7 @@ import Logging
 import MQTTCore
 import Metrics
 import Synchronization
+import Dispatch
 
 /// The bridge's ordered queue of messages to publish (availability, adverts, results, events, StartNotify values).
 ///

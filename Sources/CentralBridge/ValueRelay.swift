@@ -3,6 +3,7 @@ import BridgeCore
 import Logging
 import MQTTCore
 import Synchronization
+import CoreMetrics
 
 /// Publishes characteristic values that arrive as PropertiesChanged (StartNotify notifications and the echo of
 /// reads) to their value topics.

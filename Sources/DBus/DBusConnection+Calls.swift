@@ -1,5 +1,6 @@
 internal import CDBus
 import Synchronization
+import Dispatch
 
 /// Resumes one method call's continuation exactly once: from libdbus's pending-call notify, from cancellation,
 /// or from close. Retained once for libdbus in `call(…)` and released by libdbus's free function.

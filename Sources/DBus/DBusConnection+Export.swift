@@ -1,4 +1,5 @@
 internal import CDBus
+import Logging
 
 extension DBusConnection {
     /// Exports `interfaces` at `path` (adding to, or replacing same-named, interfaces already there).

@@ -1,3 +1,5 @@
+import Logging
+
 extension DBusConnection {
     /// From now on, the objects this connection exports answer only the connection that currently owns `name`
     /// (resolved with GetNameOwner, then followed through NameOwnerChanged); any other caller gets

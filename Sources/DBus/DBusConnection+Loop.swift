@@ -1,6 +1,7 @@
 internal import CDBus
 import Glibc
 import Dispatch
+import Logging
 
 /// libdbus's main-loop integration: watches and timeouts become DispatchSources on the connection's queue,
 /// and incoming messages are dispatched there.

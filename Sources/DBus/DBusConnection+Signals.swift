@@ -1,4 +1,6 @@
 internal import CDBus
+import Logging
+import Dispatch
 
 /// One signal stream's rule and its end of the stream.
 struct SignalSubscription {

@@ -1,6 +1,6 @@
 internal import CDBus
 import Dispatch
-import Logging
+package import Logging
 
 /// One private connection to a message bus, driven on its own serial queue.
 ///

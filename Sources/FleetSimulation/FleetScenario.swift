@@ -1,4 +1,4 @@
-import BridgeCore
+package import BridgeCore
 
 /// What a fleet simulation runs: how many gateways and devices, for how long, and what goes wrong.
 package struct FleetScenario: Sendable {

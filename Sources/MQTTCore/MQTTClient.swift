@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 
 /// A change of an MQTT client's link to the broker.
 package enum MQTTConnectionEvent: Sendable, Equatable {

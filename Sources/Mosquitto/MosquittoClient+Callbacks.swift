@@ -1,5 +1,7 @@
 import CMosquitto
 import MQTTCore
+import Logging
+import Dispatch
 
 extension MosquittoClient {
     /// The client passed as libmosquitto's `obj` (unretained: `run()` destroys the handle before it returns).

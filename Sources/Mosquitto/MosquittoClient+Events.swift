@@ -1,4 +1,4 @@
-import MQTTCore
+package import MQTTCore
 
 extension MosquittoClient {
     /// A change of the link to the broker.

@@ -1,4 +1,5 @@
 import MQTTCore
+import Logging
 
 extension MosquittoClient {
     func messageReceived(_ message: MQTTMessage) {

@@ -1,6 +1,7 @@
 import CMosquitto
 import Dispatch
 import MQTTCore
+import Logging
 
 extension MosquittoClient {
     /// Connects (or reconnects) now. `mosquitto_connect` does a blocking TCP connect on the client's own queue,

@@ -1,5 +1,5 @@
 import Logging
-import MQTTCore
+package import MQTTCore
 
 extension MosquittoClient {
     /// TLS settings for an `mqtts://` broker (or any broker when set).

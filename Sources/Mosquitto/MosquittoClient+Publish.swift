@@ -1,5 +1,5 @@
 import CMosquitto
-import MQTTCore
+package import MQTTCore
 
 extension MosquittoClient {
     /// Publishes `message`. Waits for a slot while `maxOutstandingPublishes` QoS 1/2 messages are un-acknowledged,

@@ -1,7 +1,7 @@
 import CMosquitto
-import Dispatch
+package import Dispatch
 import Glibc
-import MQTTCore
+package import MQTTCore
 
 extension MosquittoClient {
     /// The serial queue every libmosquitto call of this client runs on.

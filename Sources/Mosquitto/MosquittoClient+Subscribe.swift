@@ -1,5 +1,6 @@
 import CMosquitto
-import MQTTCore
+package import MQTTCore
+import Logging
 
 extension MosquittoClient {
     /// Subscribes to `filter` and remembers it for every reconnect. When connected, waits for the SUBACK (up to

@@ -1,7 +1,7 @@
 import CMosquitto
 import Dispatch
-import Logging
-import MQTTCore
+package import Logging
+package import MQTTCore
 import ServiceLifecycle
 
 /// An MQTT client over libmosquitto, driven by Gattway's own loop; a `Service` whose `run()` keeps the link up.

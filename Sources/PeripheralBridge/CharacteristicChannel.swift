@@ -2,6 +2,7 @@ import BridgeCore
 import Dispatch
 import Logging
 import Synchronization
+import BluetoothCore
 
 /// One local characteristic: its current value, its subscribers and the backpressure between them and MQTT.
 ///

@@ -1,5 +1,7 @@
 import BlueZ
 import DBus
+import Logging
+import BridgeCore
 
 /// Advertising, and the connected centrals that stop it at `max_connections`.
 extension PeripheralBridge {

@@ -1,10 +1,11 @@
 import BlueZ
-import BridgeCore
-import DBus
-import Logging
+package import BridgeCore
+package import DBus
+package import Logging
 import Metrics
-import MQTTCore
+package import MQTTCore
 import ServiceLifecycle
+import BluetoothCore
 
 /// The local peripheral: a GATT application and an advertisement registered with BlueZ, fed from MQTT.
 ///

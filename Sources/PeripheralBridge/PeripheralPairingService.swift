@@ -1,8 +1,8 @@
 import BlueZ
-import BridgeCore
-import DBus
-import Logging
-import MQTTCore
+package import BridgeCore
+package import DBus
+package import Logging
+package import MQTTCore
 import ServiceLifecycle
 
 /// Answers pairings that remote centrals start with the local peripheral, when it serves characteristics that need

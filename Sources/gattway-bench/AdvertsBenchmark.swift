@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TestWorld
 
 /// Passive advertisements, Gattway against the floor in one run: for each workload the simulator advertises sensors
 /// whose every advertisement carries a new reading; a minimal C program (Benchmarks/adverts/receiver.c, compiled

@@ -1,4 +1,5 @@
 import Foundation
+import TestWorld
 
 /// The receivers `adverts` compares.
 enum AdvertsReceiverKind: String, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import DBus
 
 /// What the simulator advertises in one `adverts` workload, and how Gattway is configured to receive it.
 enum AdvertsWorkload: Sendable, Equatable {

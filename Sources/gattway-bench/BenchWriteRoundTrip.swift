@@ -1,4 +1,5 @@
 import MQTTCore
+import Mosquitto
 
 /// Sequential `/set` writes to `fh0/cmd` (write with response on the simulator's echo characteristic ff02), each
 /// timed from the publish to the `/set/result` the benchmark's subscriber receives.

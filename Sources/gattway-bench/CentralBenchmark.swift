@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MQTTCore
+import Synchronization
 
 /// The central bridge end to end: the BlueZ simulator's firehose devices notify seq+timestamp values, the built
 /// `gattway` publishes them, and the benchmark's own MQTT subscriber checks order and loss and measures latency.

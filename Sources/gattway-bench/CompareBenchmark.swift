@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TestWorld
 
 /// Gattway side by side with the floor and with what users write instead, in one run against one simulator world:
 /// a minimal C relay (libdbus + libmosquitto, one thread, one poll loop; compiled now from

@@ -1,5 +1,6 @@
 import Foundation
 import MQTTCore
+import DBus
 
 /// Starts one relay at a time on the stage, checks it uses the intended path, runs the paced phases and stops it.
 struct CompareRelayRunner {

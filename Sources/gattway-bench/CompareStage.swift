@@ -4,6 +4,7 @@ import Logging
 import MQTTCore
 import Synchronization
 import TestWorld
+import Mosquitto
 
 /// The world every relay of `compare` runs against, one relay at a time: mosquitto on a free port, the BlueZ
 /// simulator with the firehose scenario (device fh0 only), and the benchmark's subscriber on `gattway/+/data`.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import BridgeCore
 import FleetSimulation
+import FoundationInternationalization
+import Foundation
 
 /// The fleet ownership protocol at scale, by simulation: many gateways running the real state machine over a
 /// simulated broker, with signals that wander, gateways killed and cut off from the broker.

@@ -5,6 +5,7 @@ import Logging
 import MQTTCore
 import Mosquitto
 import ServiceLifecycle
+import BluetoothCore
 
 /// Publishes `<base>/bridge/<gateway_id>/health` (retained, QoS 1): checked every 2 s, published when anything but
 /// the uptime changed and every `interval` otherwise. It reads what is already there: BlueZ's name on the bus and

@@ -1,6 +1,7 @@
 import BlueZ
 import Glibc
 import Synchronization
+import BluetoothCore
 
 /// The table `gattway scan` redraws once a second while scanning on a terminal, with a progress line (seconds
 /// left, devices heard). Each redraw moves the cursor back to the first line it drew and clears to the end of the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlueZ
 import BridgeCore
+import BluetoothCore
 
 /// `gattway pair DEVICE [--passkey N]`: pairs (and bonds) with a device, answering bluetoothd as an agent.
 struct PairCommand: AsyncParsableCommand {

@@ -1,15 +1,16 @@
-import ArgumentParser
+public import ArgumentParser
 import BlueZ
 import BridgeCore
 import CentralBridge
 import DBus
 import Foundation
-import Logging
+public import Logging
 import MQTTCore
 import Metrics
 import Mosquitto
 import PeripheralBridge
 import ServiceLifecycle
+import UnixSignals
 
 /// `gattway run --config FILE`: the daemon. Runs until SIGTERM or SIGINT, then stops cleanly: devices are
 /// disconnected and published offline, and `bridge/state` becomes `offline`.
@@ -122,6 +123,8 @@ extension RunCommand {
     static let cancellationLimit: Duration = .seconds(5)
 }
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// `--log-level` takes swift-log's levels by name; neither package can declare this conformance for the other.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 // MARK: - Local peripheral

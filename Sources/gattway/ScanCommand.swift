@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import BluetoothCore
 import BridgeCore
 
 /// `gattway scan`: what is advertising nearby, as a table (address, name, RSSI) or one JSON document.

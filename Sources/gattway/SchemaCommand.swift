@@ -6,6 +6,7 @@ struct SchemaCommand: ParsableCommand {
         commandName: "schema", abstract: "Print the JSON Schema of the configuration file.")
 
     func run() {
-        print(ConfigurationSchema.json)
+        // schemas/config.schema.json, embedded at build time (Sources/gattway/Resources links to it).
+        print(String(decoding: PackageResources.config_schema_json, as: UTF8.self), terminator: "")
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BlueZ
 import BridgeCore
 import DBus
+import BluetoothCore
 
 /// `gattway unpair DEVICE`: forgets a paired device (its keys and its object in BlueZ), or cancels a pairing
 /// still in progress.

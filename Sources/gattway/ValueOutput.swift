@@ -1,3 +1,4 @@
+import BluetoothCore
 import BridgeCore
 
 /// How a characteristic value is shown: the codec's text for people, and in JSON both the codec's value and

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import BluetoothCore
 import BridgeCore
 
 /// `gattway write DEVICE CHARACTERISTIC VALUE`: one GATT write, with response unless told otherwise.

@@ -63,8 +63,8 @@ struct NotificationSocketTests {
         try Self.send(ours, [0x01])
         close(ours)
         var events = closed.stream.makeAsyncIterator()
-        let hungUp = try #require(await events.next())
-        #expect(hungUp, "a hang-up by the peer is reported as one")
+        let hungUp: Bool? = await events.next()
+        #expect(hungUp == true, "a hang-up by the peer is reported as one")
         _ = socket
     }
 
@@ -80,7 +80,7 @@ struct NotificationSocketTests {
             })
         socket.close()
         var events = closed.stream.makeAsyncIterator()
-        let hungUp = try #require(await events.next())
-        #expect(!hungUp)
+        let hungUp: Bool? = await events.next()
+        #expect(hungUp == false, "a close by Gattway itself is not reported as a hang-up")
     }
 }

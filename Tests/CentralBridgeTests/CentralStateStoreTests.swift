@@ -2,6 +2,7 @@ import BluetoothCore
 import Foundation
 import Testing
 import TestWorld
+import Logging
 
 @testable import CentralBridge
 

@@ -1,6 +1,7 @@
 import BridgeTesting
 import MQTTCore
 import Testing
+import Dispatch
 
 /// The in-memory broker behaves as the bridges' tests rely on: the semantics below are those of mosquitto.
 @Suite(.timeLimit(.minutes(1)))
@@ -29,8 +30,8 @@ struct InMemoryMQTTBrokerTests {
         try await commands.subscribe("a/#", qos: .atLeastOnce, options: .commands)
         plain.stop()
         commands.stop()
-        let toPlain = await Array(plain.messages)
-        let toCommands = await Array(commands.messages)
+        let toPlain = await collected(plain.messages)
+        let toCommands = await collected(commands.messages)
         #expect(toPlain.map(\.payloadText) == ["on"] && toPlain.first?.retain == true)
         #expect(toCommands.isEmpty)
         try await publisher.publish(MQTTMessage(topic: "a/state", payload: [], qos: .atLeastOnce, retain: true))
@@ -45,7 +46,7 @@ struct InMemoryMQTTBrokerTests {
         try await client.publish(MQTTMessage(topic: "x/set", text: "own"))
         try await other.publish(MQTTMessage(topic: "x/set", text: "theirs"))
         client.stop()
-        #expect(await Array(client.messages).map(\.payloadText) == ["theirs"])
+        #expect(await collected(client.messages).map(\.payloadText) == ["theirs"])
     }
 
     @Test func droppedClientLeavesItsWillAndQueuesQoS1UntilReconnect() async throws {
@@ -87,4 +88,11 @@ struct InMemoryMQTTBrokerTests {
             #expect(clock.sleeperCount == 0)
         }
     }
+}
+
+/// Everything a finished sequence yields, in order.
+private func collected<S: AsyncSequence>(_ sequence: S) async -> [S.Element] where S.Failure == Never {
+    var out: [S.Element] = []
+    for await element in sequence { out.append(element) }
+    return out
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestWorld
+import DBus
 
 /// Passive sensors arrive decoded: the measurements of a device's advertisements on `<device>/state`.
 @Suite(.serialized, .timeLimit(.minutes(3)))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestWorld
+import DBus
 
 /// A connected device's own name (GAP Device Name, 0x2A00) is read and shown beside what it advertises.
 @Suite(.serialized, .timeLimit(.minutes(3)))

@@ -33,8 +33,8 @@ import TestWorld
         let group = try await GattwayBinary.run(["check-config", path])
         #expect(group.stderr.contains("is readable by its group"), "\(group.stderr)")
         chmod(secret, 0o600)
-        let private_ = try await GattwayBinary.run(["check-config", path])
-        #expect(private_.status == 0)
-        #expect(!private_.stderr.contains("warning"), "\(private_.stderr)")
+        let ownerOnly = try await GattwayBinary.run(["check-config", path])
+        #expect(ownerOnly.status == 0)
+        #expect(!ownerOnly.stderr.contains("warning"), "\(ownerOnly.stderr)")
     }
 }

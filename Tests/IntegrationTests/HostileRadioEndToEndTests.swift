@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestWorld
+import DBus
 
 /// Hostile GATT values against the built binary, the simulator (`hostile-values.yaml`) and mosquitto, through both
 /// notification paths: empty, 512-byte, every wrong length for the fixed-size codecs, invalid UTF-8. The process

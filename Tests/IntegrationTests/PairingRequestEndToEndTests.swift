@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestWorld
+import DBus
 
 /// `bridge/request/pair` and `unpair`: the daemon pairs a tracked device over MQTT, answering bluetoothd with the
 /// passkey from the request.

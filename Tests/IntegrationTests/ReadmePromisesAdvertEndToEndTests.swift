@@ -68,7 +68,7 @@ struct ReadmePromisesAdvertEndToEndTests {
             // payload stays the same, nothing is published.
             try await world.control.updateAdvert(Self.lock, #"{"uuids": ["0000fff0-0000-1000-8000-00805f9b34fb", "180f"]}"#)
             try await withDeadline(.seconds(20), "bluetoothd hearing the new service list") {
-                while try await !world.control.heardUUIDs(Self.lock).contains { $0.hasPrefix("0000180f") } {
+                while try await !world.control.heardUUIDs(Self.lock).contains(where: { $0.hasPrefix("0000180f") }) {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestWorld
+import Logging
 
 @testable import PeripheralBridge
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A daemon or client program started by a test, stopped (SIGTERM, then SIGKILL) when it is no longer needed.
 ///

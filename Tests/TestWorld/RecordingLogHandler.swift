@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 import Synchronization
 
 /// A log handler that keeps every entry, for tests that assert what was logged.

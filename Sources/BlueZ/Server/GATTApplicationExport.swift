@@ -1,5 +1,5 @@
-import DBus
-import Logging
+package import DBus
+package import Logging
 
 /// A ``GATTLocalApplication`` exported on the bus (with ObjectManager at its root) and registered with
 /// `org.bluez.GattManager1.RegisterApplication`.

@@ -1,5 +1,5 @@
-import DBus
-import Logging
+package import DBus
+package import Logging
 
 /// An `org.bluez.LEAdvertisement1` object Gattway exports and registers with `LEAdvertisingManager1`.
 package final class LEAdvertisementExport: Sendable {

@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 
 /// The Bluetooth central as the central bridge uses it: the port between the bridge and the stack.
 ///

@@ -1,4 +1,4 @@
-import MQTTCore
+package import MQTTCore
 
 /// The link of one device the bridge connects to: connect policy, backoff, InProgress retries, availability and
 /// the idle disconnect of `on_demand` devices. Pure: events in, actions out, time passed in.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// How a characteristic value is turned into an MQTT payload and back.
 ///
 /// Configured by name (see ``init(parsing:)``). Numbers are published as plain decimal text, structured

@@ -74,11 +74,5 @@ package struct AdvertisingBudget: Sendable, Hashable {
             + list.joined(separator: ", ") + ")"
     }
 
-    private static func hex16(_ value: UInt16) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        let bytes =
-            [UInt8(ascii: "0"), UInt8(ascii: "x")]
-            + (0..<4).reversed().map { digits[Int(value >> UInt16($0 * 4) & 0xF)] }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private static func hex16(_ value: UInt16) -> String { "0x" + Hex.padded(UInt64(value), digits: 4, uppercase: true) }
 }

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// What one received advertisement says, as the passive decoders read it.
 ///

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 extension AdvertisementFacts {
     /// The facts as bluetoothd reports them: service data keyed by UUID text (unparseable keys are skipped).

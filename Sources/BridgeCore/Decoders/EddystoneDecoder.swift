@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Eddystone: service data under UUID 0xFEAA; the first byte is the frame type. Decoded: UID (0x00: calibrated
 /// power, 10-byte namespace, 6-byte instance), URL (0x10: calibrated power, scheme, URL with expansion codes) and
 /// unencrypted TLM (0x20 version 0: battery mV, 8.8 fixed-point temperature, advertisement count, uptime in

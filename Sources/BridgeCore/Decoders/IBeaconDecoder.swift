@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Apple iBeacon: manufacturer data of company 0x004C, type 0x02, length 0x15, then a 16-byte proximity UUID,
 /// major and minor (uint16 BE) and the calibrated power at 1 m (sint8 dBm).
 package struct IBeaconDecoder: AdvertisementDecoder {

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 import OrderedCollections
 
 /// Tells a new packet from a repeat or a replay, per device, by its wrapping packet id.

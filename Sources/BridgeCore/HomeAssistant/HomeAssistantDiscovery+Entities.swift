@@ -1,3 +1,5 @@
+import BluetoothCore
+
 extension HomeAssistantDiscovery {
     /// The entity of one configured characteristic: a sensor when Gattway only reports it, a `text` (or the
     /// configured command component) when it is writable, whose `command_topic` is the characteristic's `/set`.

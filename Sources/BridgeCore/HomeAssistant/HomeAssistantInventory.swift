@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// What Home Assistant discovery knows about the devices it announces, kept across restarts (in the state
 /// directory) so that a restart announces the same entities before the devices are heard again, and a device whose

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A short, escaped quotation of untrusted bytes, for error results and logs.
 ///
 /// Never more than ``maximumBytes`` of the payload, every control character and quote escaped, so a payload can
@@ -19,7 +21,7 @@ package enum PayloadExcerpt {
             case UInt8(ascii: "\r"): out += "\\r"
             case UInt8(ascii: "\t"): out += "\\t"
             case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(byte))
-            default: out += "\\x" + hexByte(byte)
+            default: out += "\\x" + Hex.string(CollectionOfOne(byte))
             }
         }
         out += "\""
@@ -28,8 +30,4 @@ package enum PayloadExcerpt {
         return out
     }
 
-    private static func hexByte(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-    }
 }

@@ -1,4 +1,4 @@
-import MQTTCore
+package import MQTTCore
 
 /// Which MQTT 5 Response Topics Gattway agrees to publish a reply on.
 ///

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// A small, allocation-light JSON writer for MQTT payloads on the hot path.
 ///
 /// Commas are inserted automatically; the caller pairs `begin…`/`end…` calls. Strings are escaped per
@@ -117,8 +119,6 @@ package struct JSONWriter: Sendable {
     package mutating func field(_ name: String, _ number: Double) { key(name); value(number) }
     package mutating func field(_ name: String, _ flag: Bool) { key(name); value(flag) }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
@@ -131,7 +131,7 @@ package struct JSONWriter: Sendable {
             case 0x00..<0x20, 0x7F:
                 bytes.append(contentsOf: [
                     UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                    Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0x0F)],
+                    Hex.lowercaseDigits[Int(byte >> 4)], Hex.lowercaseDigits[Int(byte & 0x0F)],
                 ])
             default: bytes.append(byte)
             }

@@ -1,4 +1,4 @@
-import CoreMetrics
+package import CoreMetrics
 import Synchronization
 
 /// A swift-metrics backend that keeps every metric in memory and renders all of them as one JSON document

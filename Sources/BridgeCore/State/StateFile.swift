@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A state file that could not be read back is moved aside, so that the next save does not destroy what an
 /// operator may want to inspect, and the bridge starts afresh.

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// The `<device>/advert` payload: `{"address":…,"rssi":…,"name":…,"tx_power":…,
 /// "manufacturer_data":{"76":"0215…"},"service_data":{"fcd2":"…"}}`.
 ///

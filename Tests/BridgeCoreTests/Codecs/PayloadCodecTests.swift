@@ -125,6 +125,17 @@ import Testing
         #expect(text(try codec.decode(bytes)) == testCase.payload)
     }
 
+    @Test func base64InputIsLenientInFormAndStrictInContent() throws {
+        let codec = PayloadCodec.base64
+        #expect(try codec.encode(payload: Array("AP8".utf8)) == [0x00, 0xFF], "padding is optional")
+        #expect(try codec.encode(payload: Array(" AP8Q\n".utf8)) == [0x00, 0xFF, 0x10], "whitespace is ignored")
+        #expect(try codec.encode(payload: Array("-_-_".utf8)) == [0xFB, 0xFF, 0xBF], "URL-safe alphabet")
+        #expect(try codec.encode(payload: Array("".utf8)) == [])
+        for bad in ["AP=8", "AP8Q!", "A", "AP8Q====", "AP8Q=", "ÄP8Q"] {
+            #expect(throws: CodecError.self, "\(bad)") { try codec.encode(payload: Array(bad.utf8)) }
+        }
+    }
+
     @Test func textCodecsRefuseWhatTheyCannotEncode() throws {
         #expect(throws: CodecError.self) { try PayloadCodec.hex.encode(payload: Array("0g".utf8)) }
         #expect(throws: CodecError.self) { try PayloadCodec.hex.encode(payload: Array("abc".utf8)) }

@@ -1,6 +1,7 @@
 import BridgeCore
 import Foundation
 import Testing
+import BluetoothCore
 
 /// The schema's `default` fields document the defaults; the validated model applies them. They must agree, for
 /// every `default` the schema has.

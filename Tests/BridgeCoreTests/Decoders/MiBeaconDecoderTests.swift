@@ -1,6 +1,7 @@
 import BluetoothCore
 import BridgeCore
 import Testing
+import Foundation
 
 @Suite struct MiBeaconDecoderTests {
     let decoder = MiBeaconDecoder()

@@ -1,6 +1,7 @@
 import BluetoothCore
 import BridgeCore
 import Testing
+import Foundation
 
 /// What Home Assistant is told: one discovery message per entity, with classes and units inferred from the codecs
 /// and decoders, commands mapped to `/set`, availability tied to the device and the gateway.

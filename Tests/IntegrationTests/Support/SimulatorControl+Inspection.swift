@@ -1,5 +1,6 @@
 import DBus
 import TestWorld
+import Foundation
 
 /// What the simulated bluetoothd itself says about its devices, read over the private bus as any D-Bus client
 /// would, and the advertising controls the advert tests drive.

@@ -1,6 +1,7 @@
 import DBus
 import Logging
 import TestWorld
+import Foundation
 
 /// The BlueZ simulator's control interface (org.gattway.Simulator1), called over its private bus.
 struct SimulatorControl {

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// Validated `bluetooth:` section.
 package struct BluetoothSettings: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// A validated entry of `devices:`: which peripheral, how to connect, what to bridge.
 package struct DeviceConfiguration: Sendable, Hashable {

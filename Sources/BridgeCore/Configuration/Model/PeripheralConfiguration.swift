@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// Validated `peripheral:` section: the local GATT server and its advertisement.
 package struct PeripheralConfiguration: Sendable, Hashable {
