@@ -1,5 +1,6 @@
-import DBus
+package import DBus
 import Logging
+import Foundation
 
 /// The simulator's air as a fleet test moves it: which adapter hears which peripheral and how strongly, and which
 /// adapter holds a peripheral's one link. Driven through the simulator's control interface (org.gattway.Simulator1)
@@ -65,7 +66,7 @@ package struct SimulatorRadio: Sendable {
     /// their Device1 objects show what each hears.
     package func startDiscovery(adapters: [String]) async throws {
         for adapter in adapters {
-            try await connection.call(
+            _ = try await connection.call(
                 destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.bluez.Adapter1",
                 method: "StartDiscovery", arguments: [], timeout: .seconds(10))
         }
