@@ -21,6 +21,20 @@ package func freeLoopbackPort() throws -> UInt16 {
     return UInt16(bigEndian: address.sin_port)
 }
 
+/// Whether something on 127.0.0.1 accepts a TCP connection on `port` right now (a daemon's listener is up).
+package func loopbackPortAcceptsConnections(_ port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+}
+
 /// The package's root folder, found from this source file's location (Tests/TestWorld/FreePort.swift).
 package let packageRoot: String = {
     var url = URL(fileURLWithPath: #filePath)

@@ -88,7 +88,7 @@ package actor MosquittoBroker {
     private func waitUntilAccepting(_ child: ChildProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            if Self.canConnect(port: port) { return }
+            if loopbackPortAcceptsConnections(port) { return }
             if !child.isRunning {
                 throw TestWorldError("mosquitto exited with status \(child.process.terminationStatus): \(child.errorOutput.suffix(2000))")
             }
@@ -97,18 +97,6 @@ package actor MosquittoBroker {
         throw TestWorldError("mosquitto on port \(port) accepts no connections after 30 s; log: \(child.errorOutput.suffix(2000))")
     }
 
-    private static func canConnect(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-    }
 
     /// Runs a command-line tool to completion, failing with its output when it exits non-zero.
     package static func runTool(_ tool: String, _ arguments: [String], currentDirectory: String? = nil) async throws {

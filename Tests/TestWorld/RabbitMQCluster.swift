@@ -192,7 +192,7 @@ package actor RabbitMQCluster {
         port: UInt16, deadline: ContinuousClock.Instant, what: String, exited: @Sendable () -> String?
     ) async throws {
         while ContinuousClock.now < deadline {
-            if canConnect(port: port) { return }
+            if loopbackPortAcceptsConnections(port) { return }
             if let failure = exited() { throw TestWorldError("\(what): \(failure)") }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -220,16 +220,4 @@ package actor RabbitMQCluster {
         return stdout
     }
 
-    private static func canConnect(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-    }
 }
