@@ -207,7 +207,9 @@ struct HostileMQTTEndToEndTests {
                 world, "gattway.mqtt.commands_refused{reason=oversize}", atLeast: expected)
             #expect(counted == expected)
             let peak = try Self.peakResidentBytes(of: world.gattway.pid)
-            #expect(peak < 100_000_000, "peak resident \(peak / 1_000_000) MB")
+            // libmosquitto reads a whole packet, then copies its payload into the message it hands over: two 30 MB
+            // buffers at once, on top of a ~35 MB process. Unbounded handling would add a copy per message and layer.
+            #expect(peak < 120_000_000, "peak resident \(peak / 1_000_000) MB")
             print("gattway peak resident (VmHWM) with MQTT \(protocolVersion) after 2 × 30 MB on /set: \(peak / 1_000_000) MB")
             try await Self.expectNothingWritten(world)
         }

@@ -96,8 +96,11 @@ package final class MQTTObserver: Sendable {
         var arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", payload, "-q", "1"] + extraArguments
         if retain { arguments.append("-r") }
         let child = try ChildProcess("mosquitto_pub", arguments)
-        guard let status = await child.waitForExit(timeout: .seconds(10)), status == 0 else {
-            throw TestWorldError("mosquitto_pub to \(topic) failed: \(child.errorOutput)")
+        guard let status = await child.waitForExit(timeout: .seconds(30)) else {
+            throw TestWorldError("mosquitto_pub to \(topic) did not finish within 30 s: \(child.errorOutput)")
+        }
+        guard status == 0 else {
+            throw TestWorldError("mosquitto_pub to \(topic) exited with status \(status): \(child.errorOutput)")
         }
     }
 }

@@ -97,8 +97,11 @@ package final class MQTTPropertyObserver: Sendable {
     package func publish(_ topic: String, _ payload: String, qos: Int = 1, extra: [String] = []) async throws {
         let child = try ChildProcess(
             "mosquitto_pub", connection.arguments + ["-t", topic, "-m", payload, "-q", "\(qos)"] + extra)
-        guard let status = await child.waitForExit(timeout: .seconds(10)), status == 0 else {
-            throw TestWorldError("mosquitto_pub to \(topic) failed: \(child.errorOutput)")
+        guard let status = await child.waitForExit(timeout: .seconds(30)) else {
+            throw TestWorldError("mosquitto_pub to \(topic) did not finish within 30 s: \(child.errorOutput)")
+        }
+        guard status == 0 else {
+            throw TestWorldError("mosquitto_pub to \(topic) exited with status \(status): \(child.errorOutput)")
         }
     }
 

@@ -45,7 +45,8 @@ package final class PrivateBus: Sendable {
         } catch {
             throw TestWorldError("cannot start dbus-daemon (is the dbus package installed?): \(error)")
         }
-        let address = try await daemon.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("unix:") }
+        // Generous: when the whole suite starts at once on two cores, a daemon can take many seconds to be scheduled.
+        let address = try await daemon.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("unix:") }
         return PrivateBus(address: address.trimmingCharacters(in: .whitespaces), daemon: daemon, directory: directory)
     }
 
