@@ -1,6 +1,6 @@
 /// The payload of the retained `<base>/bridge/<gateway_id>/health` (`schemas/mqtt/bridge-health.schema.json`):
 /// whether this gateway can do its job, in one message a fleet dashboard or an alert rule reads.
-package struct HealthReport: Hashable, Sendable {
+package struct HealthReport: Hashable, Sendable, Encodable {
     /// A queue and how full it is.
     package struct Queue: Hashable, Sendable {
         package var name: String
@@ -13,7 +13,7 @@ package struct HealthReport: Hashable, Sendable {
     }
 
     /// The last error logged, with when (seconds of uptime) and what.
-    package struct LastError: Hashable, Sendable {
+    package struct LastError: Hashable, Sendable, Encodable {
         package var atUptimeSeconds: Int
         package var message: String
 
@@ -56,35 +56,7 @@ package struct HealthReport: Hashable, Sendable {
     /// The longest error message published; longer ones are cut (they come from logs, not from the payload budget).
     package static let maximumErrorLength = 256
 
-    package var payload: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
-        writer.beginObject()
-        writer.field("status", status)
-        writer.field("uptime", uptimeSeconds)
-        writer.field("bluez_present", bluezPresent)
-        writer.field("adapter_powered", adapterPowered)
-        writer.field("broker_reconnects", brokerReconnects)
-        writer.key("devices")
-        writer.beginObject()
-        writer.field("known", devicesKnown)
-        writer.field("connected", devicesConnected)
-        writer.endObject()
-        writer.key("queues")
-        writer.beginObject()
-        for queue in queues.sorted(by: { $0.name < $1.name }) { writer.field(queue.name, queue.depth) }
-        writer.endObject()
-        writer.key("last_error")
-        if let lastError {
-            writer.beginObject()
-            writer.field("uptime", lastError.atUptimeSeconds)
-            writer.field("message", String(lastError.message.prefix(Self.maximumErrorLength)))
-            writer.endObject()
-        } else {
-            writer.null()
-        }
-        writer.endObject()
-        return writer.bytes
-    }
+    package var payload: [UInt8] { JSONPayload.encode(self) }
 
     /// Equal but for the uptime: nothing a reader would want to hear about at once.
     package func sameState(as other: HealthReport) -> Bool {
@@ -108,5 +80,44 @@ package struct HealthSchedule: Sendable {
         if let last = lastPublished, last.report.sameState(as: report), now - last.at < interval { return false }
         lastPublished = (report, now)
         return true
+    }
+}
+
+extension HealthReport {
+    private enum CodingKeys: String, CodingKey {
+        case status, uptime, devices, queues
+        case bluezPresent = "bluez_present"
+        case adapterPowered = "adapter_powered"
+        case brokerReconnects = "broker_reconnects"
+        case lastError = "last_error"
+    }
+
+    private struct Devices: Encodable {
+        let known: Int
+        let connected: Int
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(uptimeSeconds, forKey: .uptime)
+        try container.encode(bluezPresent, forKey: .bluezPresent)
+        try container.encode(adapterPowered, forKey: .adapterPowered)
+        try container.encode(brokerReconnects, forKey: .brokerReconnects)
+        try container.encode(Devices(known: devicesKnown, connected: devicesConnected), forKey: .devices)
+        try container.encode(
+            Dictionary(queues.map { ($0.name, $0.depth) }, uniquingKeysWith: max), forKey: .queues)
+        // `null` rather than absent: the schema requires the key, so a reader can tell "no error" from an old gateway.
+        try container.encode(lastError, forKey: .lastError)
+    }
+}
+
+extension HealthReport.LastError {
+    private enum CodingKeys: String, CodingKey { case uptime, message }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(atUptimeSeconds, forKey: .uptime)
+        try container.encode(String(message.prefix(HealthReport.maximumErrorLength)), forKey: .message)
     }
 }

@@ -89,80 +89,37 @@ extension HomeAssistantDiscovery {
         _ entity: HomeAssistantEntity, nodeID: String,
         device: (facts: HomeAssistantInventory.Device, configured: DeviceConfiguration)?
     ) -> Message {
-        var writer = JSONWriter(reservingCapacity: 768)
-        writer.beginObject()
-        entity.write(into: &writer)
         let uniqueID = nodeID + "_" + entity.objectID
-        writer.field("unique_id", uniqueID)
-        writer.field("object_id", HomeAssistantEntity.identifier((device?.facts.topic ?? "gattway") + "_" + entity.objectID))
         // A device's entities follow the device and the gateway; the gateway's follow the gateway, except its
         // connectivity, which reports the gateway's state itself.
         var availability: [String] = []
         if let device, entity.followsDeviceAvailability { availability.append(layout.availability(device.facts.topic)) }
         if device != nil || entity.followsDeviceAvailability { availability.append(layout.bridgeState) }
-        if !availability.isEmpty {
-            writer.key("availability")
-            writer.beginArray()
-            for topic in availability {
-                writer.beginObject()
-                writer.field("topic", topic)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.field("availability_mode", "all")
-        }
-        writer.key("device")
-        if let device {
-            writeDevice(device.facts, device.configured, nodeID: nodeID, into: &writer)
-        } else {
-            writeGateway(into: &writer)
-        }
-        writer.key("origin")
-        writer.beginObject()
-        writer.field("name", "Gattway")
-        writer.field("sw_version", version)
-        writer.endObject()
-        writer.endObject()
+        let payload = HomeAssistantDiscoveryPayload(
+            entity: entity, uniqueID: uniqueID,
+            objectID: HomeAssistantEntity.identifier((device?.facts.topic ?? "gattway") + "_" + entity.objectID),
+            availability: availability.map { .init(topic: $0) },
+            device: device.map { deviceBlock($0.facts, $0.configured, nodeID: nodeID) } ?? gatewayBlock,
+            origin: .init(name: "Gattway", swVersion: version))
         let topic = [settings.discoveryPrefix, entity.component.rawValue, nodeID, entity.objectID, "config"]
-        return Message(topic: topic.joined(separator: "/"), payload: writer.bytes)
+        return Message(topic: topic.joined(separator: "/"), payload: JSONPayload.encode(payload))
     }
 
-    private func writeDevice(
-        _ facts: HomeAssistantInventory.Device, _ configured: DeviceConfiguration, nodeID: String,
-        into writer: inout JSONWriter
-    ) {
-        writer.beginObject()
-        writer.key("identifiers")
-        writer.beginArray()
-        writer.value(nodeID)
-        writer.endArray()
-        writer.key("connections")
-        writer.beginArray()
-        writer.beginArray()
-        writer.value("bluetooth")
-        writer.value(facts.address)
-        writer.endArray()
-        writer.endArray()
-        writer.field("name", configured.homeAssistant.name ?? configured.name ?? facts.advertisedName ?? facts.topic)
-        if let model = configured.homeAssistant.model ?? facts.format.map(Self.formatModel) ?? facts.advertisedName {
-            writer.field("model", model)
-        }
-        if let manufacturer = configured.homeAssistant.manufacturer { writer.field("manufacturer", manufacturer) }
-        writer.field("via_device", gatewayNodeID)
-        writer.endObject()
+    private func deviceBlock(
+        _ facts: HomeAssistantInventory.Device, _ configured: DeviceConfiguration, nodeID: String
+    ) -> HomeAssistantDiscoveryPayload.Device {
+        HomeAssistantDiscoveryPayload.Device(
+            identifiers: [nodeID], connections: [["bluetooth", facts.address]],
+            name: configured.homeAssistant.name ?? configured.name ?? facts.advertisedName ?? facts.topic,
+            model: configured.homeAssistant.model ?? facts.format.map(Self.formatModel) ?? facts.advertisedName,
+            manufacturer: configured.homeAssistant.manufacturer, viaDevice: gatewayNodeID, swVersion: nil)
     }
 
-    private func writeGateway(into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("identifiers")
-        writer.beginArray()
-        writer.value(gatewayNodeID)
-        writer.endArray()
-        writer.field("name", configuration.mqtt.gatewayID.map { "Gattway \($0)" } ?? "Gattway")
-        writer.field("manufacturer", "Gattway")
-        writer.field("model", "Bluetooth LE to MQTT gateway")
-        writer.field("sw_version", version)
-        writer.endObject()
+    private var gatewayBlock: HomeAssistantDiscoveryPayload.Device {
+        HomeAssistantDiscoveryPayload.Device(
+            identifiers: [gatewayNodeID], connections: nil,
+            name: configuration.mqtt.gatewayID.map { "Gattway \($0)" } ?? "Gattway", model: "Bluetooth LE to MQTT gateway",
+            manufacturer: "Gattway", viaDevice: nil, swVersion: version)
     }
 
     /// `bthome` → `BTHome sensor`: the model of a device known by its advertisement format.

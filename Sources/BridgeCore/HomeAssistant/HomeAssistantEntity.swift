@@ -2,11 +2,20 @@
 /// specific to it (the device block, availability and origin are added by ``HomeAssistantDiscovery``).
 package struct HomeAssistantEntity: Sendable, Hashable {
     /// A discovery field's value.
-    package enum Value: Sendable, Hashable {
+    package enum Value: Sendable, Hashable, Encodable {
         case text(String)
         case number(Double)
         case flag(Bool)
         case texts([String])
+
+        package func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .text(let text): try text.encode(to: encoder)
+            case .number(let number): try JSONNumber(number).encode(to: encoder)
+            case .flag(let flag): try flag.encode(to: encoder)
+            case .texts(let texts): try texts.encode(to: encoder)
+            }
+        }
     }
 
     package var component: HomeAssistantComponent
@@ -65,23 +74,6 @@ package struct HomeAssistantEntity: Sendable, Hashable {
         for field in fields {
             hasher.combine(field.key)
             hasher.combine(field.value)
-        }
-    }
-
-    /// Writes the entity's own fields into an open JSON object.
-    func write(into writer: inout JSONWriter) {
-        for (key, value) in fields {
-            writer.key(key)
-            switch value {
-            case .text(let text): writer.value(text)
-            case .number(let number):
-                if number == number.rounded(), abs(number) < 1e15 { writer.value(Int(number)) } else { writer.value(number) }
-            case .flag(let flag): writer.value(flag)
-            case .texts(let texts):
-                writer.beginArray()
-                for text in texts { writer.value(text) }
-                writer.endArray()
-            }
         }
     }
 

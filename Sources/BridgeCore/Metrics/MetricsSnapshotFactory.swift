@@ -38,22 +38,13 @@ package final class MetricsSnapshotFactory: MetricsFactory, Sendable {
     package func destroyRecorder(_ handler: any RecorderHandler) { destroy(handler) }
     package func destroyTimer(_ handler: any TimerHandler) { destroy(handler) }
 
-    /// Every metric as JSON: `{"counters":{…},"gauges":{…},"distributions":{…},"timers":{…}}`, names sorted.
+    /// Every metric as JSON: `{"counters":{…},"distributions":{…},"gauges":{…},"timers":{…}}`, names sorted.
     package func snapshotJSON() -> [UInt8] {
-        let all = cells.withLock { $0 }.sorted { $0.key < $1.key }
-        var writer = JSONWriter(reservingCapacity: 256 + all.count * 64)
-        writer.beginObject()
-        for kind in MetricCell.Kind.allCases {
-            writer.key(kind.rawValue)
-            writer.beginObject()
-            for (name, cell) in all where cell.kind == kind {
-                writer.key(name)
-                cell.write(into: &writer)
-            }
-            writer.endObject()
-        }
-        writer.endObject()
-        return writer.bytes
+        let all = cells.withLock { $0 }
+        var snapshot = MetricsSnapshot()
+        for kind in MetricCell.Kind.allCases { snapshot.kinds[kind.rawValue] = [:] }
+        for (name, cell) in all { snapshot.kinds[cell.kind.rawValue, default: [:]][name] = cell.reading }
+        return JSONPayload.encode(snapshot)
     }
 
     private func cell(_ kind: MetricCell.Kind, _ label: String, _ dimensions: [(String, String)]) -> MetricCell {
@@ -125,32 +116,44 @@ final class MetricCell: CounterHandler, FloatingPointCounterHandler, MeterHandle
     }
     func recordNanoseconds(_ duration: Int64) { record(Double(duration)) }
 
-    func write(into writer: inout JSONWriter) {
+    /// What the cell holds now, as `bridge/metrics` shows it.
+    var reading: MetricsSnapshot.Reading {
         let values = self.values.withLock { $0 }
         switch kind {
-        case .counter: Self.number(values.total, &writer)
-        case .gauge: Self.number(values.last, &writer)
+        case .counter: return .number(JSONNumber(values.total))
+        case .gauge: return .number(JSONNumber(values.last))
         case .distribution, .timer:
-            let unit = kind == .timer ? "_ns" : ""
-            writer.beginObject()
-            writer.key("count")
-            writer.value(values.count)
-            writer.key("sum" + unit)
-            Self.number(values.total, &writer)
-            writer.key("min" + unit)
-            Self.number(values.count > 0 ? values.minimum : 0, &writer)
-            writer.key("max" + unit)
-            Self.number(values.count > 0 ? values.maximum : 0, &writer)
-            writer.endObject()
+            return .summary(
+                count: values.count, sum: JSONNumber(values.total),
+                minimum: JSONNumber(values.count > 0 ? values.minimum : 0),
+                maximum: JSONNumber(values.count > 0 ? values.maximum : 0), unitSuffix: kind == .timer ? "_ns" : "")
+        }
+    }
+}
+
+/// The payload of `<base>/bridge/metrics` (`schemas/mqtt/bridge-metrics.schema.json`): each kind of metric, each by
+/// name.
+package struct MetricsSnapshot: Encodable {
+    /// One metric's reading: a number (counters, gauges), or count, sum, minimum and maximum (distributions; timers
+    /// in nanoseconds, their keys suffixed `_ns`).
+    enum Reading: Encodable {
+        case number(JSONNumber)
+        case summary(count: Int64, sum: JSONNumber, minimum: JSONNumber, maximum: JSONNumber, unitSuffix: String)
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .number(let number): try number.encode(to: encoder)
+            case .summary(let count, let sum, let minimum, let maximum, let unit):
+                var container = encoder.container(keyedBy: JSONKey.self)
+                try container.encode(count, forKey: JSONKey("count"))
+                try container.encode(sum, forKey: JSONKey("sum" + unit))
+                try container.encode(minimum, forKey: JSONKey("min" + unit))
+                try container.encode(maximum, forKey: JSONKey("max" + unit))
+            }
         }
     }
 
-    /// Whole numbers as integers (counters read better as 42 than as 42.0).
-    private static func number(_ value: Double, _ writer: inout JSONWriter) {
-        if value == value.rounded(), abs(value) < 9e15 {
-            writer.value(Int64(value))
-        } else {
-            writer.value(value)
-        }
-    }
+    var kinds: [String: [String: Reading]] = [:]
+
+    package func encode(to encoder: any Encoder) throws { try kinds.encode(to: encoder) }
 }
