@@ -46,9 +46,9 @@ struct BlueZTool {
     static func with<Value>(
         _ options: BlueZToolOptions, _ body: (BlueZTool) async throws -> Value
     ) async throws -> Value {
-        let tool = try await open(options)
+        let tool = try await withBlueZErrors { try await open(options) }
         do {
-            let value = try await body(tool)
+            let value = try await withBlueZErrors { try await body(tool) }
             await tool.close()
             return value
         } catch {

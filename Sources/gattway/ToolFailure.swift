@@ -1,7 +1,7 @@
 import ArgumentParser
 import BlueZ
 import BridgeCore
-import DBus
+import BluetoothCore
 
 /// A failure of a command, said in one line.
 struct ToolFailure: Error, CustomStringConvertible {
@@ -16,7 +16,7 @@ struct ToolFailure: Error, CustomStringConvertible {
 func reportingFailures(_ body: () async throws -> Void) async throws {
     do {
         try await body()
-    } catch let error as DBusError {
+    } catch let error as BlueZError {
         printError("gattway: \(error)")
         throw ExitCode(1)
     } catch let error as BlueZWaitTimeout {

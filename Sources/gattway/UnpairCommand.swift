@@ -1,7 +1,6 @@
 import ArgumentParser
 import BlueZ
 import BridgeCore
-import DBus
 import BluetoothCore
 
 /// `gattway unpair DEVICE`: forgets a paired device (its keys and its object in BlueZ), or cancels a pairing
@@ -25,8 +24,10 @@ struct UnpairCommand: AsyncParsableCommand {
                     return (device.displayName, "removed")
                 }
                 do {
-                    try await tool.bluez.cancelPairing(device: device.path, timeout: tool.timeout)
-                } catch let error as DBusError where error.name == BlueZName.Error.doesNotExist {
+                    try await withBlueZErrors {
+                        try await tool.bluez.cancelPairing(device: device.path, timeout: tool.timeout)
+                    }
+                } catch let error as BlueZError where error.name == .doesNotExist {
                     throw ToolFailure("\(device.displayName) is not paired and no pairing is in progress")
                 }
                 return (device.displayName, "cancelled")
