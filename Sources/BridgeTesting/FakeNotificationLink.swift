@@ -6,23 +6,23 @@ import Synchronization
 package final class FakeNotificationLink: GATTNotificationLink {
     package let device: String?
     package let maximumValueLength: Int
-    private let capacity: Int
     private let waiters = ConditionWaiters()
 
     private struct State {
         var handler: (@Sendable (GATTNotificationLinkEvent) -> Void)?
         var inFlight: [[UInt8]] = []
         var delivered: [[UInt8]] = []
+        var capacity: Int
         var reportedFull = false
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     package init(device: String?, mtu: Int = 23, capacity: Int = .max) {
         self.device = device
         maximumValueLength = max(1, min(mtu - 3, 512))
-        self.capacity = capacity
+        state = Mutex(State(capacity: capacity))
     }
 
     package func start(_ handler: @escaping @Sendable (GATTNotificationLinkEvent) -> Void) {
@@ -33,7 +33,7 @@ package final class FakeNotificationLink: GATTNotificationLink {
     package func send(_ value: [UInt8]) -> GATTLinkSendResult {
         let result = state.withLock { state -> GATTLinkSendResult in
             if state.closed { return .closed }
-            guard state.inFlight.count < capacity else {
+            guard state.inFlight.count < state.capacity else {
                 state.reportedFull = true
                 return .full
             }
@@ -68,6 +68,12 @@ package final class FakeNotificationLink: GATTNotificationLink {
         }
         handler?(.writable)
         waiters.changed()
+    }
+
+    /// From now on the central takes every value at once (it has caught up).
+    package func keepUp() {
+        state.withLock { $0.capacity = .max }
+        drain()
     }
 
     /// The central confirms an indication.

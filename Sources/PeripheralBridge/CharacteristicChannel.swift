@@ -23,6 +23,8 @@ final class CharacteristicChannel: Sendable {
         var subscribers: [Int: NotifySubscriber] = [:]
         /// Counters of subscribers that have gone, so totals never go backwards.
         var retired = NotifySubscriber.Machine.Counters()
+        /// Subscribers that were dropped for not keeping up.
+        var dropped = 0
     }
 
     init(id: Int, name: String, configuration: PeripheralConfiguration.LocalCharacteristic) {
@@ -78,6 +80,7 @@ final class CharacteristicChannel: Sendable {
             state.retired.indications += counters.indications
             state.retired.truncated += counters.truncated
             state.retired.dropped += counters.dropped
+            if subscriber.dropReason != nil { state.dropped += 1 }
         }
         room.signal()
     }
@@ -102,6 +105,7 @@ final class CharacteristicChannel: Sendable {
         var indications = 0
         var truncated = 0
         var subscribers = 0
+        var subscribersDropped = 0
     }
 
     var snapshot: Snapshot {
@@ -109,7 +113,7 @@ final class CharacteristicChannel: Sendable {
             var snapshot = Snapshot(
                 drops: state.retired.dropped, notifications: state.retired.notifications,
                 indications: state.retired.indications, truncated: state.retired.truncated,
-                subscribers: state.subscribers.count)
+                subscribers: state.subscribers.count, subscribersDropped: state.dropped)
             for subscriber in state.subscribers.values {
                 let counters = subscriber.counters
                 snapshot.queueDepth = max(snapshot.queueDepth, counters.queued)

@@ -53,6 +53,8 @@ final class NotifySubscriber: Sendable {
     var hasRoom: Bool { machine.withLock { $0.hasRoom } }
     var isClosed: Bool { machine.withLock { $0.isClosed } }
     var counters: Machine.Counters { machine.withLock { $0.snapshot } }
+    /// Why the subscriber was dropped, if it was.
+    var dropReason: Machine.DropReason? { machine.withLock { $0.dropReason } }
 
     func offer(_ value: [UInt8]) -> NotifyQueue.Offer {
         let now = clock.now
@@ -162,10 +164,11 @@ final class NotifySubscriber: Sendable {
         }
     }
 
+    /// Counted out of the channel before the link closes, so whoever sees the link closed sees the totals too.
     private func end() async {
         machine.withLock { $0.linkClosed() }
-        if case .link(let link) = outlet { link.close() }
         await onEnd(self)
+        if case .link(let link) = outlet { link.close() }
         onRoom()
     }
 }

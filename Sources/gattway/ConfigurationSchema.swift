@@ -365,6 +365,14 @@ enum ConfigurationSchema {
           "maximum": 32,
           "default": 1
         },
+        "stall_limit": {
+          "title": "Stall limit",
+          "description": "Seconds a notification subscriber (a central's link, or the StartNotify session) may keep values waiting without sending or having one confirmed, or, under when_full: backpressure, keep the MQTT connection waiting before its queue empties; then it is dropped and counted in gattway.peripheral.subscribers_dropped.",
+          "type": "number",
+          "minimum": 0.001,
+          "maximum": 86400,
+          "default": 10
+        },
         "passkey": {
           "title": "Passkey",
           "description": "For characteristics that need encryption (encrypt-*, encrypt-authenticated-*, secure-*): the passkey a remote central must confirm when it pairs; the passkey bluetoothd displays is published as a pairing_prompt event. Without it, Just Works pairing is accepted.",

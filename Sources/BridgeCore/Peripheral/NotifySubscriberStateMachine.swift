@@ -68,7 +68,8 @@ package struct NotifySubscriberStateMachine<Instant: InstantProtocol>: Sendable 
     /// Since when the producer was refused and the queue has not yet emptied (backpressure only).
     private var holdingSince: Instant?
     private var closed = false
-    private var dropReason: DropReason?
+    /// Why the subscriber was dropped, if it was.
+    package private(set) var dropReason: DropReason?
     package private(set) var counters = Counters()
 
     package init(indicates: Bool, capacity: Int, policy: NotifyQueue.Policy, limits: Limits) {
