@@ -252,8 +252,9 @@ class ServerIO:
         if self.reader_key(link) in chrc.notify_readers:
             chrc.notify_count += 1
             return 0
-        if chrc.exposes_notify_acquired:
-            # bluetoothd answers the CCC write at once and finishes AcquireNotify in the background.
+        if chrc.exposes_notify_acquired and self.sim.version_tuple >= (5, 48):
+            # bluetoothd answers the CCC write at once and finishes AcquireNotify in the background. (Before 5.48
+            # gatt-database.c knew no AcquireNotify for a local characteristic and always used StartNotify.)
             self.sim.spawn(self._acquire_notify(link, chrc))
             return 0
         self._start_notify(chrc)
