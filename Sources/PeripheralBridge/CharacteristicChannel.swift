@@ -47,8 +47,9 @@ final class CharacteristicChannel: Sendable {
             state.value = value
             let subscribers = state.subscribers.values
             if configuration.whenFull == .backpressure, subscribers.contains(where: { !$0.hasRoom }) {
-                // Recorded so that the subscriber's hold on the producer is timed from now.
-                for subscriber in subscribers where !subscriber.hasRoom { _ = subscriber.offer(value) }
+                // Nothing is offered (a subscriber may make room meanwhile; the value must go to each exactly once,
+                // on the retry): each full one only learns that it holds the producer, which its stall rule times.
+                for subscriber in subscribers where !subscriber.hasRoom { subscriber.producerWaited() }
                 return false
             }
             for subscriber in subscribers { _ = subscriber.offer(value) }

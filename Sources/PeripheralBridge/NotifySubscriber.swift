@@ -63,6 +63,13 @@ final class NotifySubscriber: Sendable {
         return offer
     }
 
+    /// The producer waits for this subscriber's room (it offered nothing).
+    func producerWaited() {
+        let now = clock.now
+        machine.withLock { $0.producerWaited(at: now) }
+        wake.signal()
+    }
+
     /// The remote confirmed an indication (a Confirm() call, or 0x01 on the link).
     func confirmed() {
         let now = clock.now

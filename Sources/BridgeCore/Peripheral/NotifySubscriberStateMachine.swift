@@ -99,6 +99,11 @@ package struct NotifySubscriberStateMachine<Instant: InstantProtocol>: Sendable 
         return offer
     }
 
+    /// The producer found the queue full and waits for room (backpressure): the hold is timed from the first time.
+    package mutating func producerWaited(at now: Instant) {
+        if !closed && !queue.hasRoom && holdingSince == nil { holdingSince = now }
+    }
+
     /// The value of the last ``NextAction/send(_:)`` went out (`cut`: it was longer than the link carries).
     package mutating func valueSent(at now: Instant, cut: Bool = false) {
         guard inFlight else { return }

@@ -123,6 +123,20 @@ import Testing
         #expect(machine.nextAction(at: at(10)) == .drop(.backpressureHeld))
     }
 
+    @Test func aProducerWaitingForRoomIsTimedFromItsFirstWait() {
+        var machine = Machine(indicates: false, capacity: 2, policy: .backpressure, limits: limits)
+        _ = machine.valueOffered([1], at: t0)
+        _ = machine.valueOffered([2], at: t0)
+        machine.producerWaited(at: at(1))
+        machine.producerWaited(at: at(3))
+        // The queue itself is untouched: the value waits with the producer, not here.
+        #expect(machine.queuedCount == 2)
+        #expect(machine.nextAction(at: at(5)) == .send([1]))
+        machine.valueSent(at: at(5))
+        #expect(machine.nextDeadline == at(11))
+        #expect(machine.nextAction(at: at(11)) == .drop(.backpressureHeld))
+    }
+
     @Test func aBurstThatDrainsWithinTheStallLimitKeepsTheSubscriber() {
         var machine = Machine(indicates: false, capacity: 2, policy: .backpressure, limits: limits)
         _ = machine.valueOffered([1], at: t0)
