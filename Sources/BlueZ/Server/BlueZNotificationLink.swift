@@ -52,20 +52,23 @@ final class BlueZNotificationLink: GATTNotificationLink {
         if started { read.activate() } else { _ = Glibc.close(fd) }
     }
 
+    /// Sends under the lock: once the link is closed its descriptor number may belong to something else.
     func send(_ value: [UInt8]) -> GATTLinkSendResult {
         let length = min(value.count, maximumValueLength)
-        while true {
-            let sent = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, length, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-            if sent >= 0 { return .sent }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK:
-                armWriteSource()
-                return .full
-            default:
-                return .closed
+        let result = state.withLock { state -> GATTLinkSendResult in
+            guard !state.closed else { return .closed }
+            while true {
+                let sent = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, length, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                if sent >= 0 { return .sent }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return .full
+                default: return .closed
+                }
             }
         }
+        if result == .full { armWriteSource() }
+        return result
     }
 
     private func armWriteSource() {
