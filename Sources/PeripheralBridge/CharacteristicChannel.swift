@@ -90,10 +90,6 @@ final class CharacteristicChannel: Sendable {
 
     var subscribers: [NotifySubscriber] { state.withLock { Array($0.subscribers.values) } }
 
-    func confirmAll() {
-        for subscriber in subscribers { subscriber.confirmed() }
-    }
-
     func closeAll() {
         for subscriber in subscribers { subscriber.close() }
     }

@@ -149,8 +149,9 @@ final class PeripheralGATTHandler: GATTServerHandler {
             })
     }
 
+    /// Confirm() comes for the StartNotify session only: a central's socket carries its own confirmations.
     func confirm(characteristic: Int) async {
-        channels[characteristic].confirmAll()
+        signalSessions.withLock { $0[characteristic] }?.confirmed()
     }
 
     /// Centrals known to be connected: those that made a request and have not been seen to disconnect, and those

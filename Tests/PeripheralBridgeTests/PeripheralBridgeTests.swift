@@ -98,19 +98,26 @@ struct PeripheralBridgeTests {
         }
     }
 
-    /// An indication the StartNotify way waits for the stack's Confirm() before the next value goes.
+    /// An indication the StartNotify way waits for the stack's Confirm() before the next value goes; a Confirm()
+    /// confirms nothing a central's socket sent.
     @Test func aStartNotifyIndicationWaitsForConfirm() async throws {
         let harness = try Harness()
         try await harness.run {
             let handler = try harness.handler()
+            let socket = try await harness.server.acquireNotify(characteristic: Harness.c, device: Harness.phone)
             try await handler.startNotify(characteristic: Harness.c)
             try await harness.publish("test/c", "c1")
             try await harness.publish("test/c", "c2")
             try await harness.server.wait(for: "c1") { $0.emitted(characteristic: Harness.c).count == 1 }
+            try await socket.waitForValues(1)
             await handler.confirm(characteristic: Harness.c)
             try await harness.server.wait(for: "c2") {
                 $0.emitted(characteristic: Harness.c) == [Array("c1".utf8), Array("c2".utf8)]
             }
+            // The socket's indication still waits for its own confirmation.
+            #expect(socket.texts == ["c1"])
+            socket.confirm()
+            try await socket.wait(for: "c2 on the socket") { $0.texts == ["c1", "c2"] }
         }
     }
 
