@@ -121,6 +121,27 @@ struct PeripheralBridgeTests {
         }
     }
 
+    /// A StartNotify session whose indications are never confirmed is dropped like a socket, and the stack is told
+    /// it no longer notifies; the next StartNotify opens a new session.
+    @Test func anUnconfirmedStartNotifySessionIsDroppedAndCanStartAgain() async throws {
+        let harness = try Harness()
+        try await harness.run {
+            let handler = try harness.handler()
+            try await handler.startNotify(characteristic: Harness.c)
+            try await harness.publish("test/c", "c1")
+            try await harness.publish("test/c", "c2")
+            try await harness.server.wait(for: "c1") { $0.emitted(characteristic: Harness.c).count == 1 }
+            try await harness.clock.waitForSleepers(count: 3)
+            harness.clock.advance(by: .seconds(5))
+            try await harness.server.wait(for: "notifying off") { !$0.isNotifying(characteristic: Harness.c) }
+            #expect(await harness.bridge.channels[Harness.c].snapshot.subscribersDropped == 1)
+            try await handler.startNotify(characteristic: Harness.c)
+            #expect(harness.server.isNotifying(characteristic: Harness.c))
+            try await harness.publish("test/c", "c3")
+            try await harness.server.wait(for: "c3") { $0.emitted(characteristic: Harness.c).last == Array("c3".utf8) }
+        }
+    }
+
     /// A prepared write arrives as bluetoothd sends it: an authorize check (published as nothing), then the joined
     /// value in one call, published once.
     @Test func aPreparedWriteIsPublishedOnceWhole() async throws {
