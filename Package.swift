@@ -85,11 +85,10 @@ let package = Package(
         .target(
             name: "PeripheralBridge",
             dependencies: [
-                "BridgeCore", "BlueZ", "MQTTCore", "BluetoothCore", "DBus",
+                "BridgeCore", "MQTTCore", "BluetoothCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -191,7 +190,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PeripheralBridgeTests",
-            dependencies: ["PeripheralBridge", "TestWorld", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PeripheralBridge", "BridgeTesting", "BridgeCore", "MQTTCore", "BluetoothCore", "TestWorld",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,4 @@
-import BlueZ
-import DBus
+import BluetoothCore
 import Logging
 import BridgeCore
 
@@ -11,7 +10,7 @@ extension PeripheralBridge {
         let wanted = advertisingWanted && applicationRegistered && centrals < configuration.maxConnections
         if wanted && !advertisementRegistered {
             do {
-                try await advertisement.register(adapterPath: adapterPath)
+                try await server.registerAdvertisement(adapter: configuration.adapter)
                 advertisementRegistered = true
                 logger.notice("peripheral.advertising", metadata: ["enabled": "true"])
             } catch {
@@ -19,7 +18,7 @@ extension PeripheralBridge {
             }
         } else if !wanted && advertisementRegistered {
             advertisementRegistered = false
-            try? await advertisement.unregister(adapterPath: adapterPath)
+            try? await server.unregisterAdvertisement(adapter: configuration.adapter)
             logger.notice("peripheral.advertising", metadata: ["enabled": "false", "centrals": "\(centrals)"])
         }
         status.update(advertising: advertisementRegistered, registered: applicationRegistered, centrals: centrals)
@@ -29,38 +28,4 @@ extension PeripheralBridge {
         advertisementRegistered = false
         status.markDirty()
     }
-
-    /// The number of connected centrals is checked once a second (sessions open and close from bluetoothd's side).
-    func watchCentrals() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            guard bluetoothdPresent else { continue }
-            await forgetDisconnectedCentrals()
-            await updateAdvertising()
-        }
-    }
-
-    /// Asks bluetoothd whether each central that made a request is still connected; one that is not, or whose
-    /// device object is gone (a central's LE address is usually temporary), no longer counts.
-    private func forgetDisconnectedCentrals() async {
-        for device in handler.requestingCentrals {
-            do {
-                let reply = try await bus.call(
-                    destination: BlueZName.service, path: device, interface: BlueZName.properties, method: "Get",
-                    arguments: [.string(BlueZName.device), .string("Connected")], timeout: .seconds(2))
-                if reply.first?.bool == false { handler.forgetCentral(device) }
-            } catch let error as DBusError where Self.objectGoneErrors.contains(error.name) {
-                handler.forgetCentral(device)
-            } catch {
-                // No answer in time: keep counting it and ask again next time.
-                logger.debug("peripheral.central.check_failed", metadata: ["device": "\(device)", "error": "\(error)"])
-            }
-        }
-    }
-
-    /// What bluetoothd answers for a device object that no longer exists.
-    static let objectGoneErrors: Set<String> = [
-        "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownInterface",
-        "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.InvalidArgs",
-    ]
 }

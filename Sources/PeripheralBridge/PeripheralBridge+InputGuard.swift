@@ -7,7 +7,7 @@ extension PeripheralBridge {
     /// Counts and logs (rate-limited) a source message whose value is not used; the characteristic keeps its value.
     func refuseSource(_ message: MQTTMessage, reason: String, channel: CharacteristicChannel?, _ why: String) {
         Counter(label: "gattway.peripheral.source_values_refused", dimensions: [("reason", reason)]).increment()
-        if case .log(let suppressed) = refusals.report(reason, topic: message.topic, at: ContinuousClock.now - started) {
+        if case .log(let suppressed) = refusals.report(reason, topic: message.topic, at: started.duration(to: clock.now)) {
             logger.notice("peripheral.source.refused", metadata: [
                 "topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
                 "characteristic": "\(channel?.name ?? "-")", "reason": "\(reason)", "error": "\(why)",
@@ -25,7 +25,7 @@ extension PeripheralBridge {
             limit: payloadLimits.request, responseTopic: message.properties.responseTopic, rule: responseTopicRule)
         else { return true }
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", refusal.metricReason)]).increment()
-        let decision = refusals.report(refusal, topic: message.topic, at: ContinuousClock.now - started)
+        let decision = refusals.report(refusal, topic: message.topic, at: started.duration(to: clock.now))
         if case .log(let suppressed) = decision {
             logger.warning("mqtt.command.refused", metadata: [
                 "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",

@@ -1,32 +1,49 @@
-import BlueZ
+package import BluetoothCore
 package import BridgeCore
-package import DBus
 package import Logging
 import Metrics
 package import MQTTCore
 import ServiceLifecycle
-import BluetoothCore
 
-/// The local peripheral: a GATT application and an advertisement registered with BlueZ, fed from MQTT.
+/// The local peripheral: a GATT application and an advertisement registered with the stack, fed from MQTT.
 ///
-/// One actor owns the registration state; the hot path (MQTT message → channel → notification socket) does not
-/// pass through it. It uses its own MQTT connection, so a backpressure pause here never stalls the central bridge.
+/// One actor owns the registration state; the hot path (MQTT message → channel → subscriber queues) does not pass
+/// through it. Every subscriber (a central's notification link, a StartNotify session) runs in its own child task of
+/// the bridge's task group, so a slow or silent central waits only in its own task. It uses its own MQTT
+/// connection, so a backpressure pause here never stalls the central bridge. It sees the stack only through the
+/// `GATTServer` port and takes all its time from an injected clock.
 package actor PeripheralBridge: Service {
     let configuration: PeripheralConfiguration
     let topics: TopicLayout
-    let bus: DBusConnection
+    let server: any GATTServer
     let mqtt: any MQTTClient
     let logger: Logger
-    let adapterPath: String
+    let clock: BridgeClock
     let channels: [CharacteristicChannel]
     let channelsBySource: [String: [CharacteristicChannel]]
     let handler: PeripheralGATTHandler
-    let application: GATTApplicationExport
-    var advertisement: LEAdvertisementExport!
+    let application: GATTLocalApplication
     let status: PeripheralStatusReporter
     let values: PeripheralValueStore
     /// Each channel's key in `values` (service/characteristic UUID), by channel id.
     let valueKeys: [String]
+    /// Subscribers to run and the shutdown request, for the task group's owner (``run()``).
+    private let controls: AsyncStream<Control>
+    private let controlSink: AsyncStream<Control>.Continuation
+    /// What the stack and the handler report, taken in order by one child task.
+    private let events: AsyncStream<PeripheralEvent>
+    private let eventSink: AsyncStream<PeripheralEvent>.Continuation
+
+    enum Control: Sendable {
+        case run(NotifySubscriber)
+        case shutDown
+    }
+
+    enum PeripheralEvent: Sendable {
+        case server(GATTServerEvent)
+        /// A central was first seen, or a notification session opened or ended.
+        case centralsChanged
+    }
 
     var bluetoothdPresent = false
     var applicationRegistered = false
@@ -35,18 +52,22 @@ package actor PeripheralBridge: Service {
     /// Rate limits for reports of refused source values and requests.
     /// When refused input is logged (it is always counted).
     var refusals = RefusalLog()
-    let started = ContinuousClock.now
+    let started: BridgeClock.Instant
     let payloadLimits: MQTTSettings.PayloadLimits
     let responseTopicRule: ResponseTopicRule
 
-    package init(configuration: BridgeConfiguration, bus: DBusConnection, mqtt: any MQTTClient, logger: Logger) {
+    package init(
+        configuration: BridgeConfiguration, server: any GATTServer, mqtt: any MQTTClient, logger: Logger,
+        clock: BridgeClock = .continuous
+    ) {
         let peripheral = configuration.peripheral!
         self.configuration = peripheral
         topics = TopicLayout(configuration.mqtt)
-        self.bus = bus
+        self.server = server
         self.mqtt = mqtt
         self.logger = logger
-        adapterPath = "/org/bluez/" + peripheral.adapter
+        self.clock = clock
+        started = clock.now
         var channels: [CharacteristicChannel] = []
         var services: [GATTLocalApplication.Service] = []
         var valueKeys: [String] = []
@@ -56,8 +77,7 @@ package actor PeripheralBridge: Service {
                 let name = characteristic.name ?? characteristic.uuid.description
                 valueKeys.append(PeripheralValueStore.key(
                     service: service.uuid.description, characteristic: characteristic.uuid.description))
-                channels.append(CharacteristicChannel(
-                    id: channels.count, name: name, configuration: characteristic, logger: logger))
+                channels.append(CharacteristicChannel(id: channels.count, name: name, configuration: characteristic))
                 characteristics.append(GATTLocalApplication.Characteristic(
                     uuid: characteristic.uuid.description, flags: characteristic.flags.map(\.rawValue),
                     descriptors: characteristic.descriptors.map {
@@ -68,6 +88,7 @@ package actor PeripheralBridge: Service {
         }
         self.channels = channels
         self.valueKeys = valueKeys
+        application = GATTLocalApplication(services: services)
         values = PeripheralValueStore(directory: configuration.stateDirectory, logger: logger)
         var bySource: [String: [CharacteristicChannel]] = [:]
         for channel in channels { if let topic = channel.configuration.sourceTopic { bySource[topic, default: []].append(channel) } }
@@ -80,13 +101,19 @@ package actor PeripheralBridge: Service {
             })
         let qos = MQTTQoS(rawValue: UInt8(clamping: configuration.mqtt.qos)) ?? .atLeastOnce
         status = PeripheralStatusReporter(channels: channels, topic: topics.base + "/peripheral/status")
-        // Session changes are picked up by the once-a-second check of connected centrals (watchCentrals).
-        let handler = PeripheralGATTHandler(channels: channels, mqtt: mqtt, qos: qos, logger: logger,
-                                            onSubscribersChanged: {})
-        self.handler = handler
-        application = GATTApplicationExport(
-            application: GATTLocalApplication(services: services), handler: handler, connection: bus, logger: logger)
-        handler.attach(application)
+        (controls, controlSink) = AsyncStream.makeStream(of: Control.self)
+        // Events only prompt a re-check of the centrals and the registration: under a burst the newest are enough.
+        (events, eventSink) = AsyncStream.makeStream(of: PeripheralEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let controlSink = self.controlSink
+        let eventSink = self.eventSink
+        handler = PeripheralGATTHandler(
+            channels: channels, server: server, mqtt: mqtt, qos: qos, clock: clock,
+            limits: .init(stallLimit: peripheral.stallLimit), logger: logger,
+            spawn: { subscriber in
+                // After shutdown nobody runs it: it closes at once (its link with it).
+                if case .terminated = controlSink.yield(.run(subscriber)) { subscriber.close() }
+            },
+            onCentralsChanged: { eventSink.yield(.centralsChanged) })
     }
 
     package func run() async throws {
@@ -96,51 +123,64 @@ package actor PeripheralBridge: Service {
             if let value = restored[valueKeys[channel.id]] { _ = channel.offerNow(value) }
         }
         let advert = configuration.advertisement
-        advertisement = LEAdvertisementExport(
-            content: .init(
-                localName: advert.localName, serviceUUIDs: advert.serviceUUIDs.map(\.description),
-                manufacturerData: advert.manufacturerData,
-                serviceData: advert.serviceData.map { ($0.uuid.description, $0.data) },
-                discoverable: advert.discoverable, includes: advert.includes.map(\.rawValue),
-                appearance: advert.appearance),
-            connection: bus, logger: logger,
-            onRelease: { [weak self] in Task { await self?.advertisementReleased() } })
-        try await application.export()
-        try await advertisement.export()
-        let owners = try await bus.nameOwnerChanges(of: BlueZName.service)
-        let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        let advertisement = GATTAdvertisement(
+            localName: advert.localName, serviceUUIDs: advert.serviceUUIDs.map(\.description),
+            manufacturerData: advert.manufacturerData,
+            serviceData: advert.serviceData.map { ($0.uuid.description, $0.data) },
+            discoverable: advert.discoverable, includes: advert.includes.map(\.rawValue),
+            appearance: advert.appearance)
+        try await server.export(application: application, advertisement: advertisement, handler: handler)
+        let controlSink = self.controlSink
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await self.consumeMessages() }
-                    group.addTask { await self.watchBlueZ(owners) }
+                    group.addTask { await self.watchStack() }
+                    group.addTask { await self.handleEvents() }
                     group.addTask { await self.subscribeOnEveryConnect() }
                     group.addTask { await self.reportStatus() }
-                    group.addTask { await self.watchCentrals() }
                     group.addTask { await self.saveValuesPeriodically() }
-                    // The children run until the end; on shutdown, unregister from bluetoothd, then stop them all.
-                    for await _ in shutdownSignal {}
+                    // Each subscriber runs as a child here until it closes; on shutdown, unregister from the stack,
+                    // then stop them all.
+                    for await control in controls {
+                        guard case .run(let subscriber) = control else { break }
+                        group.addTask { await subscriber.run() }
+                    }
+                    controlSink.finish()
                     await self.shutDown()
                     group.cancelAll()
                 }
             } onGracefulShutdown: {
-                shutdownContinuation.finish()
+                controlSink.yield(.shutDown)
             }
         } onCancel: {
-            shutdownContinuation.finish()
+            controlSink.yield(.shutDown)
         }
     }
 
-    // MARK: - BlueZ registration
+    // MARK: - The stack
 
-    private func watchBlueZ(_ owners: DBusNameOwnerChangeStream) async {
-        if (try? await bus.nameHasOwner(BlueZName.service)) == true { await bluetoothdAppeared() }
-        for await change in owners {
-            if Task.isCancelled { return }
-            if change.newOwner != nil {
-                await bluetoothdAppeared()
-            } else {
-                bluetoothdGone()
+    /// Runs the port's watch until cancelled; its events are handled in order by ``handleEvents()``.
+    private func watchStack() async {
+        let eventSink = self.eventSink
+        do {
+            try await server.watch { eventSink.yield(.server($0)) }
+        } catch {
+            logger.error("peripheral.watch.failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func handleEvents() async {
+        for await event in events {
+            switch event {
+            case .server(.stackAppeared): await bluetoothdAppeared()
+            case .server(.stackGone): bluetoothdGone()
+            case .server(.advertisementReleased): advertisementReleased()
+            case .server(.centralDisconnected(let device)):
+                handler.forgetCentral(device)
+                await updateAdvertising()
+            case .centralsChanged:
+                await updateAdvertising()
             }
         }
     }
@@ -151,14 +191,14 @@ package actor PeripheralBridge: Service {
         advertisementRegistered = false
         // bluetoothd may still be exporting its adapters when its name appears: retry with backoff, bounded.
         var backoff = JitteredBackoff(initial: .milliseconds(100), maximum: .seconds(5))
-        for attempt in 1...20 where bluetoothdPresent && !applicationRegistered {
+        for attempt in 1...20 where bluetoothdPresent && !applicationRegistered && !Task.isCancelled {
             do {
-                try await application.register(adapterPath: adapterPath)
+                try await server.registerApplication(adapter: configuration.adapter)
                 applicationRegistered = true
-                logger.notice("peripheral.registered", metadata: ["adapter": "\(adapterPath)"])
+                logger.notice("peripheral.registered", metadata: ["adapter": "\(configuration.adapter)"])
             } catch {
                 logger.warning("peripheral.register.failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
-                try? await Task.sleep(for: backoff.next())
+                try? await clock.sleep(for: backoff.next())
             }
         }
         await updateAdvertising()
@@ -176,15 +216,15 @@ package actor PeripheralBridge: Service {
     }
 
     private func shutDown() async {
-        if advertisementRegistered { try? await advertisement.unregister(adapterPath: adapterPath) }
-        if applicationRegistered { try? await application.unregister(adapterPath: adapterPath) }
+        if advertisementRegistered { try? await server.unregisterAdvertisement(adapter: configuration.adapter) }
+        if applicationRegistered { try? await server.unregisterApplication(adapter: configuration.adapter) }
         handler.closeAllSessions()
         values.saveIfDirty()
     }
 
     private func saveValuesPeriodically() async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(2))
+            try? await clock.sleep(for: .seconds(2))
             values.saveIfDirty()
         }
     }
@@ -277,7 +317,7 @@ package actor PeripheralBridge: Service {
 
     private func reportStatus() async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
+            try? await clock.sleep(for: .seconds(1))
             if let message = status.messageIfChanged() {
                 try? await mqtt.publish(message)
             }

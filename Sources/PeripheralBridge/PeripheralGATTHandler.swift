@@ -1,42 +1,46 @@
-import BlueZ
+import BluetoothCore
 import BridgeCore
-import DBus
-import Glibc
 import Logging
 import MQTTCore
 import Synchronization
 
-/// Answers bluetoothd's calls into the local characteristics: reads from the current value, writes to MQTT,
-/// and notification sessions of both kinds.
+/// Answers the stack's calls into the local characteristics: reads from the current value, writes to MQTT, and
+/// notification sessions of both kinds, each a ``NotifySubscriber`` handed to the bridge to run in its task group.
 final class PeripheralGATTHandler: GATTServerHandler {
     let channels: [CharacteristicChannel]
     let mqtt: any MQTTClient
     let qos: MQTTQoS
     let logger: Logger
-    private let assemblers: [WriteAssembler]
-    private let export = Mutex<GATTApplicationExport?>(nil)
+    let clock: BridgeClock
+    let limits: NotifySubscriber.Machine.Limits
+    private let server: any GATTServer
+    private let assemblers: Mutex<[WriteAssembler]>
     private let nextSubscriberID = Atomic<Int>(1)
     /// The StartNotify session of each characteristic, when one is open.
-    private let signalSessions = Mutex<[Int: Int]>([:])
-    /// Called when the set of centrals holding a notification socket changes.
-    let onSubscribersChanged: @Sendable () -> Void
-    /// Object paths of the centrals that made a request (reads, writes and notification sockets carry the device),
-    /// kept until bluetoothd reports them disconnected (`forgetCentral`).
+    private let signalSessions = Mutex<[Int: NotifySubscriber]>([:])
+    /// Where new subscribers go to be run (the bridge's task group), and where changes of the centrals are told.
+    private let spawn: @Sendable (NotifySubscriber) -> Void
+    private let onCentralsChanged: @Sendable () -> Void
+    /// Object paths of the centrals that made a request (reads, writes and notification links carry the device),
+    /// kept until the stack reports them disconnected (`forgetCentral`).
     private let centrals = Mutex<Set<String>>([])
 
     init(
-        channels: [CharacteristicChannel], mqtt: any MQTTClient, qos: MQTTQoS, logger: Logger,
-        onSubscribersChanged: @escaping @Sendable () -> Void
+        channels: [CharacteristicChannel], server: any GATTServer, mqtt: any MQTTClient, qos: MQTTQoS,
+        clock: BridgeClock, limits: NotifySubscriber.Machine.Limits, logger: Logger,
+        spawn: @escaping @Sendable (NotifySubscriber) -> Void, onCentralsChanged: @escaping @Sendable () -> Void
     ) {
         self.channels = channels
+        self.server = server
         self.mqtt = mqtt
         self.qos = qos
+        self.clock = clock
+        self.limits = limits
         self.logger = logger
-        self.onSubscribersChanged = onSubscribersChanged
-        assemblers = channels.map { WriteAssembler(maximumLength: $0.configuration.maxLength) }
+        self.spawn = spawn
+        self.onCentralsChanged = onCentralsChanged
+        assemblers = Mutex(channels.map { WriteAssembler(maximumLength: $0.configuration.maxLength) })
     }
-
-    func attach(_ export: GATTApplicationExport) { self.export.withLock { $0 = export } }
 
     func currentValue(characteristic: Int) -> [UInt8] { channels[characteristic].value }
 
@@ -50,45 +54,25 @@ final class PeripheralGATTHandler: GATTServerHandler {
     func writeValue(characteristic: Int, value: [UInt8], options: GATTRequestOptions) async throws {
         noteCentral(options)
         let channel = channels[characteristic]
-        let maximum = channel.configuration.maxLength
-        if options.prepareAuthorize {
-            // First pass of a prepared write to an `authorize` characteristic: judge the piece, apply nothing.
-            guard options.offset + value.count <= maximum else {
-                throw GATTServerError.invalidValueLength(options.offset + value.count, maximum: maximum)
-            }
+        let action = assemblers.withLock {
+            $0[characteristic].writeArrived(value, offset: options.offset, prepareAuthorize: options.prepareAuthorize, device: options.device)
+        }
+        switch action {
+        case .authorized:
             return
-        }
-        let key = WriteAssembler.Key(device: options.device ?? "", characteristic: characteristic)
-        let outcome: WriteAssembler.Outcome
-        do {
-            outcome = try assemblers[characteristic].add(value, offset: options.offset, mtu: options.mtu, key: key)
-        } catch .tooLong(let length) {
-            throw GATTServerError.invalidValueLength(length, maximum: maximum)
-        } catch .invalidOffset(let offset) {
-            throw GATTServerError.invalidOffset(offset, 0)
-        }
-        switch outcome {
-        case .complete(let bytes):
-            // The last piece of a long write completes it: the bytes published are the whole value, from offset 0.
-            var whole = options
-            whole.offset = 0
-            try await publishWrite(bytes, channel: channel, options: whole)
-        case .pending(let generation):
-            let assembler = assemblers[characteristic]
-            Task {
-                try? await Task.sleep(for: WriteAssembler.settleTime)
-                if let bytes = assembler.finishIfSettled(key: key, generation: generation) {
-                    var whole = options
-                    whole.offset = 0
-                    try? await self.publishWrite(bytes, channel: channel, options: whole)
-                }
-            }
+        case .reject(.tooLong(let length)):
+            throw GATTServerError.invalidValueLength(length, maximum: channel.configuration.maxLength)
+        case .reject(.invalidOffset(let offset, let length)):
+            throw GATTServerError.invalidOffset(offset, length)
+        case .publish(let bytes):
+            try await publishWrite(bytes, channel: channel, options: options)
         }
     }
 
+    /// Publishes a whole value a central wrote (the bytes are the value from offset 0).
     private func publishWrite(_ bytes: [UInt8], channel: CharacteristicChannel, options: GATTRequestOptions) async throws {
         guard let topic = channel.configuration.sinkTopic else {
-            throw DBusError(name: BlueZName.Error.notPermitted, message: "\(channel.name) has no sink_topic")
+            throw BlueZError(.notPermitted, "\(channel.name) has no sink_topic")
         }
         let payload: [UInt8]
         do {
@@ -98,7 +82,7 @@ final class PeripheralGATTHandler: GATTServerHandler {
             throw GATTServerError.application(0x80, "the value does not fit the \(channel.configuration.codec) codec: \(error)")
         }
         var properties = MQTTProperties()
-        properties.userProperties = [("device", options.deviceAddress ?? "unknown"), ("offset", String(options.offset))]
+        properties.userProperties = [("device", options.deviceAddress ?? "unknown"), ("offset", "0")]
         do {
             try await mqtt.publish(MQTTMessage(topic: topic, payload: payload, qos: qos, properties: properties))
         } catch {
@@ -108,87 +92,89 @@ final class PeripheralGATTHandler: GATTServerHandler {
     }
 
     func startNotify(characteristic: Int) async throws {
-        guard let export = export.withLock({ $0 }) else {
-            throw DBusError(name: BlueZName.Error.notReady, message: "the application is not exported yet")
-        }
         let channel = channels[characteristic]
-        let id = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let subscriber = makeSubscriber(channel: channel, outlet: .startNotify(server, characteristic: characteristic))
         let opened = signalSessions.withLock { sessions -> Bool in
             guard sessions[characteristic] == nil else { return false }
-            sessions[characteristic] = id
+            sessions[characteristic] = subscriber
             return true
         }
         guard opened else { return }  // bluetoothd calls StartNotify on each CCC enable; one session serves all
-        channel.add(SignalSubscriber(
-            id: id, characteristic: characteristic, export: export, indicate: channel.indicates,
-            capacity: channel.configuration.queueDepth, policy: channel.configuration.whenFull,
-            onRoom: { [weak channel] in channel?.roomAvailable() }))
-        await export.setCharacteristicProperty(characteristic: characteristic, name: "Notifying", value: .bool(true))
+        channel.add(subscriber)
+        spawn(subscriber)
+        await server.setNotifying(characteristic: characteristic, true)
         logger.info("peripheral.notify.started", metadata: ["characteristic": "\(channel.name)"])
     }
 
     func stopNotify(characteristic: Int) async {
-        guard let id = signalSessions.withLock({ $0.removeValue(forKey: characteristic) }) else { return }
-        channels[characteristic].remove(subscriber: id)
-        await export.withLock({ $0 })?.setCharacteristicProperty(
-            characteristic: characteristic, name: "Notifying", value: .bool(false))
+        guard let subscriber = signalSessions.withLock({ $0.removeValue(forKey: characteristic) }) else { return }
+        subscriber.close()
+        await server.setNotifying(characteristic: characteristic, false)
     }
 
-    func acquireNotify(characteristic: Int, options: GATTRequestOptions) async throws -> (fd: Int32, mtu: UInt16) {
+    func acquireNotify(characteristic: Int, options: GATTRequestOptions, link: any GATTNotificationLink) async throws {
         noteCentral(options)
         let channel = channels[characteristic]
-        let pair: SeqPacketSocketPair
-        do {
-            pair = try SeqPacketSocketPair()
-        } catch {
-            throw DBusError(name: BlueZName.Error.failed, message: "\(error)")
-        }
-        let id = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let onSubscribersChanged = self.onSubscribersChanged
-        let logger = self.logger
-        let name = channel.name
-        channel.add(SocketSubscriber(
-            id: id, fd: pair.local, mtu: options.mtu, device: options.device, indicate: channel.indicates,
-            capacity: channel.configuration.queueDepth, policy: channel.configuration.whenFull,
-            onRoom: { [weak channel] in channel?.roomAvailable() },
-            onClose: { [weak channel] id in
-                // bluetoothd closed its end (CCC disabled or the central left).
-                logger.info("peripheral.notify.released", metadata: ["characteristic": "\(name)"])
-                if let channel, channel.subscriber(id) != nil { channel.remove(subscriber: id) }
-                onSubscribersChanged()
-            }))
+        let subscriber = makeSubscriber(channel: channel, outlet: .link(link))
+        channel.add(subscriber)
+        spawn(subscriber)
         logger.info("peripheral.notify.acquired", metadata: [
-            "characteristic": "\(name)", "device": "\(options.device ?? "?")", "mtu": "\(options.mtu)",
+            "characteristic": "\(channel.name)", "device": "\(options.device ?? "?")", "mtu": "\(options.mtu)",
         ])
-        onSubscribersChanged()
-        return (pair.remote, UInt16(clamping: options.mtu))
+        onCentralsChanged()
     }
 
+    private func makeSubscriber(channel: CharacteristicChannel, outlet: NotifySubscriber.Outlet) -> NotifySubscriber {
+        let id = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let machine = NotifySubscriber.Machine(
+            indicates: channel.indicates, capacity: channel.configuration.queueDepth,
+            policy: channel.configuration.whenFull, limits: limits)
+        let onCentralsChanged = self.onCentralsChanged
+        let server = self.server
+        return NotifySubscriber(
+            id: id, outlet: outlet, characteristicName: channel.name, machine: machine, clock: clock, logger: logger,
+            onRoom: { [weak channel] in channel?.roomAvailable() },
+            onEnd: { [weak channel, weak self] subscriber in
+                channel?.retire(subscriber)
+                if case .startNotify(_, let characteristic) = subscriber.outlet {
+                    // A session that ended by itself (dropped) is no longer open: the next StartNotify opens another.
+                    let wasOpen = self?.signalSessions.withLock { sessions -> Bool in
+                        guard sessions[characteristic]?.id == subscriber.id else { return false }
+                        sessions[characteristic] = nil
+                        return true
+                    } ?? false
+                    if wasOpen { await server.setNotifying(characteristic: characteristic, false) }
+                }
+                onCentralsChanged()
+            })
+    }
+
+    /// Confirm() comes for the StartNotify session only: a central's socket carries its own confirmations.
     func confirm(characteristic: Int) async {
-        channels[characteristic].confirmAll()
+        signalSessions.withLock { $0[characteristic] }?.confirmed()
     }
 
     /// Centrals known to be connected: those that made a request and have not been seen to disconnect, and those
-    /// holding a notification socket. (A central that connects and asks nothing of the application is not known
-    /// to it: BlueZ tells an application only the device of a request.)
+    /// holding a notification link. (A central that connects and asks nothing of the application is not known to
+    /// it: BlueZ tells an application only the device of a request.)
     var connectedCentrals: Set<String> {
         let holders = channels.flatMap { $0.subscribers.compactMap { $0.isClosed ? nil : $0.device } }
         return centrals.withLock { $0 }.union(holders)
     }
 
-    /// Centrals that made a request, to be checked for still being connected.
-    var requestingCentrals: Set<String> { centrals.withLock { $0 } }
-
     func forgetCentral(_ device: String) {
         _ = centrals.withLock { $0.remove(device) }
+        assemblers.withLock { assemblers in
+            for index in assemblers.indices { assemblers[index].centralDisconnected(device) }
+        }
     }
 
     private func noteCentral(_ options: GATTRequestOptions) {
         guard let device = options.device else { return }
-        if centrals.withLock({ $0.insert(device).inserted }) { onSubscribersChanged() }
+        if centrals.withLock({ $0.insert(device).inserted }) { onCentralsChanged() }
     }
 
-    /// bluetoothd went away: every session it held is gone.
+    /// The stack went away: every session it held is gone.
     func closeAllSessions() {
         centrals.withLock { $0.removeAll() }
         signalSessions.withLock { $0.removeAll() }

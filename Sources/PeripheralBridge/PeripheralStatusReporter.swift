@@ -88,6 +88,7 @@ final class PeripheralStatusReporter: Sendable {
                 writer.field("indications", snapshot.indications)
                 writer.field("truncated", snapshot.truncated)
                 writer.field("subscribers", snapshot.subscribers)
+                writer.field("subscribers_dropped", snapshot.subscribersDropped)
                 writer.endObject()
             }
             writer.endObject()

@@ -145,8 +145,10 @@ extension RunCommand {
         options.inboundBuffer = .init(highWater: 64, lowWater: 16)
         options.receiveMaximum = 32
         let client = MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
+        let logger = Logger(label: "gattway.peripheral")
         let peripheral = PeripheralBridge(
-            configuration: configuration, bus: bus, mqtt: client, logger: Logger(label: "gattway.peripheral"))
+            configuration: configuration, server: BlueZGATTServer(connection: bus, logger: logger), mqtt: client,
+            logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: client), .init(service: peripheral),
         ]

@@ -20,12 +20,12 @@ final class PeripheralWorld: EndToEndWorld {
 
     /// `extraMQTT` lines go into the `mqtt:` section (indented two spaces); `extraCharacteristics` are YAML list
     /// items appended to the service's characteristics (indented like them); `extraPeripheral` is one line of the
-    /// `peripheral:` section.
+    /// `peripheral:` section. `simulatorArguments` go to the simulator (`--bluez-version 5.47`, say).
     init(
         whenFull: String = "backpressure", depth: Int = 16, maxConnections: Int? = nil, extraMQTT: String = "",
-        extraCharacteristics: String = "", extraPeripheral: String = ""
+        extraCharacteristics: String = "", extraPeripheral: String = "", simulatorArguments: [String] = []
     ) async throws {
-        simulator = try await BlueZSimulatorProcess(scenario: "lock.yaml")
+        simulator = try await BlueZSimulatorProcess(scenario: "lock.yaml", extraArguments: simulatorArguments)
         broker = try await MosquittoBroker()
         directory = try makeTemporaryDirectory("gattway-peripheral")
         let yaml = """
@@ -88,14 +88,16 @@ final class PeripheralWorld: EndToEndWorld {
         throw TestWorldError("gattway's GATT application was not registered within \(timeout)")
     }
 
-    func connectCentral(rate: Double = 0, buffer: UInt32 = 32) async throws {
-        _ = try await centralCall("Connect", [.string(Self.central), .stringVariantDictionary([
+    func connectCentral(_ address: String = PeripheralWorld.central, rate: Double = 0, buffer: UInt32 = 32) async throws {
+        _ = try await centralCall("Connect", [.string(address), .stringVariantDictionary([
             "mtu": .uint16(64), "rate": .double(rate), "buffer": .uint32(buffer),
         ])])
     }
 
-    func received(limit: UInt32 = 0) async throws -> [[UInt8]] {
-        let reply = try await centralCall("GetReceived", [.string(Self.central), .string(Self.tx), .uint32(limit)])
+    func received(
+        limit: UInt32 = 0, central: String = PeripheralWorld.central, characteristic: String = PeripheralWorld.tx
+    ) async throws -> [[UInt8]] {
+        let reply = try await centralCall("GetReceived", [.string(central), .string(characteristic), .uint32(limit)])
         return reply.first?.arrayElements?.compactMap(\.bytes) ?? []
     }
 

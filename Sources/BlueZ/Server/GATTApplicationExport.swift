@@ -1,4 +1,6 @@
+package import BluetoothCore
 package import DBus
+import Glibc
 package import Logging
 
 /// A ``GATTLocalApplication`` exported on the bus (with ObjectManager at its root) and registered with
@@ -6,7 +8,7 @@ package import Logging
 ///
 /// Paths: `<root>/serviceN`, `<root>/serviceN/charM`, `<root>/serviceN/charM/descK`. Calls from bluetoothd are
 /// passed to the ``GATTServerHandler``; each runs in its own task, so a read waiting for something never blocks
-/// the other calls.
+/// the other calls. The handler's `BlueZError`s become the D-Bus error replies bluetoothd maps to ATT errors.
 package final class GATTApplicationExport: Sendable {
     package let root: String
     package let application: GATTLocalApplication
@@ -76,17 +78,22 @@ package final class GATTApplicationExport: Sendable {
         var methods = [
             DBusMethod(name: "ReadValue", inputs: [.init("options", "a{sv}")], outputs: [.init("value", "ay")],
                        handler: .async({ call in
-                           [.bytes(try await handler.readValue(
-                               characteristic: id, options: GATTRequestOptions(call.arguments.first)))]
+                           try await Self.replyingWithDBusErrors {
+                               [.bytes(try await handler.readValue(
+                                   characteristic: id, options: GATTRequestOptions(call.arguments.first)))]
+                           }
                        })),
             DBusMethod(name: "WriteValue", inputs: [.init("value", "ay"), .init("options", "a{sv}")],
                        handler: .async({ call in
                            guard let value = call.arguments.first?.bytes else {
                                throw DBusError(name: BlueZName.Error.invalidArguments, message: "WriteValue needs ay")
                            }
-                           try await handler.writeValue(
-                               characteristic: id, value: value, options: GATTRequestOptions(call.arguments.dropFirst().first))
-                           return []
+                           return try await Self.replyingWithDBusErrors {
+                               try await handler.writeValue(
+                                   characteristic: id, value: value,
+                                   options: GATTRequestOptions(call.arguments.dropFirst().first))
+                               return []
+                           }
                        })),
         ]
         if characteristic.canNotify {
@@ -96,8 +103,10 @@ package final class GATTApplicationExport: Sendable {
             properties.append(DBusProperty(name: "Notifying", signature: "b", source: .stored(.bool(false))))
             methods += [
                 DBusMethod(name: "StartNotify", handler: .async({ _ in
-                    try await handler.startNotify(characteristic: id)
-                    return []
+                    try await Self.replyingWithDBusErrors {
+                        try await handler.startNotify(characteristic: id)
+                        return []
+                    }
                 })),
                 DBusMethod(name: "StopNotify", handler: .async({ _ in
                     await handler.stopNotify(characteristic: id)
@@ -110,10 +119,11 @@ package final class GATTApplicationExport: Sendable {
                 DBusMethod(name: "AcquireNotify", inputs: [.init("options", "a{sv}")],
                            outputs: [.init("fd", "h"), .init("mtu", "q")],
                            handler: .async({ call in
-                               let (fd, mtu) = try await handler.acquireNotify(
-                                   characteristic: id, options: GATTRequestOptions(call.arguments.first))
-                               // libdbus duplicates the descriptor into the reply; ours closes with the wrapper.
-                               return [.unixFD(DBusFileDescriptor(owning: fd)), .uint16(mtu)]
+                               try await Self.replyingWithDBusErrors {
+                                   try await Self.acquireNotify(
+                                       characteristic: id, options: GATTRequestOptions(call.arguments.first),
+                                       handler: handler)
+                               }
                            })),
             ]
         }
@@ -132,7 +142,9 @@ package final class GATTApplicationExport: Sendable {
                 DBusMethod(name: "ReadValue", inputs: [.init("options", "a{sv}")], outputs: [.init("value", "ay")],
                            handler: .sync({ call in
                                let offset = GATTRequestOptions(call.arguments.first).offset
-                               guard offset <= value.count else { throw GATTServerError.invalidOffset(offset, value.count) }
+                               guard offset <= value.count else {
+                                   throw DBusError(GATTServerError.invalidOffset(offset, value.count))
+                               }
                                return [.bytes(Array(value[offset...]))]
                            })),
                 DBusMethod(name: "WriteValue", inputs: [.init("value", "ay"), .init("options", "a{sv}")],
@@ -146,6 +158,38 @@ package final class GATTApplicationExport: Sendable {
                 DBusProperty(name: "Flags", signature: "as", source: .stored(.stringArray(descriptor.flags))),
                 DBusProperty(name: "Value", signature: "ay", source: .stored(.bytes(value))),
             ])
+    }
+
+    /// Creates the socket pair of an AcquireNotify: Gattway keeps one end (as the handler's link), bluetoothd
+    /// gets the other with the central's MTU.
+    private static func acquireNotify(
+        characteristic: Int, options: GATTRequestOptions, handler: any GATTServerHandler
+    ) async throws -> [DBusValue] {
+        let pair: SeqPacketSocketPair
+        do {
+            pair = try SeqPacketSocketPair()
+        } catch {
+            throw BlueZError(.failed, "\(error)")
+        }
+        let link = BlueZNotificationLink(fd: pair.local, mtu: options.mtu, device: options.device)
+        do {
+            try await handler.acquireNotify(characteristic: characteristic, options: options, link: link)
+        } catch {
+            link.close()
+            _ = Glibc.close(pair.remote)
+            throw error
+        }
+        // libdbus duplicates the descriptor into the reply; ours closes with the wrapper.
+        return [.unixFD(DBusFileDescriptor(owning: pair.remote)), .uint16(UInt16(clamping: options.mtu))]
+    }
+
+    /// Runs a handler call, turning its `BlueZError` into the D-Bus error reply of the same name.
+    static func replyingWithDBusErrors(_ body: () async throws -> [DBusValue]) async throws -> [DBusValue] {
+        do {
+            return try await body()
+        } catch let error as BlueZError {
+            throw DBusError(error)
+        }
     }
 
     /// `GattManager1.RegisterApplication` on `adapterPath` (bluetoothd reads our objects before it replies).
@@ -193,19 +237,9 @@ extension GATTRequestOptions {
     }
 }
 
-/// The errors a local attribute answers with, named as bluetoothd maps them to ATT errors.
-package enum GATTServerError {
-    package static func invalidOffset(_ offset: Int, _ length: Int) -> DBusError {
-        DBusError(name: "org.bluez.Error.InvalidOffset", message: "offset \(offset) is past the value's \(length) bytes")
-    }
-
-    package static func invalidValueLength(_ length: Int, maximum: Int) -> DBusError {
-        DBusError(name: "org.bluez.Error.InvalidValueLength",
-                  message: "\(length) bytes is longer than the maximum of \(maximum)")
-    }
-
-    /// An application error code 0x80…0x9F travels as `Failed` with the code as its message.
-    package static func application(_ code: UInt8, _ reason: String) -> DBusError {
-        DBusError(name: BlueZName.Error.failed, message: "0x\(String(code, radix: 16))")
+extension DBusError {
+    /// The D-Bus error reply that carries a `BlueZError` back to bluetoothd.
+    init(_ error: BlueZError) {
+        self.init(name: error.name.rawValue, message: error.message)
     }
 }

@@ -1,33 +1,10 @@
+package import BluetoothCore
 package import DBus
 package import Logging
 
 /// An `org.bluez.LEAdvertisement1` object Gattway exports and registers with `LEAdvertisingManager1`.
 package final class LEAdvertisementExport: Sendable {
-    /// What to advertise; optional parts are left out of the object when nil or empty (BlueZ treats absent and
-    /// empty differently for some of them).
-    package struct Content: Sendable {
-        package var localName: String?
-        package var serviceUUIDs: [String]
-        package var manufacturerData: (companyID: UInt16, data: [UInt8])?
-        package var serviceData: (uuid: String, data: [UInt8])?
-        package var discoverable: Bool
-        /// `tx-power`, `appearance`, `local-name`.
-        package var includes: [String]
-        package var appearance: UInt16?
-
-        package init(
-            localName: String?, serviceUUIDs: [String], manufacturerData: (companyID: UInt16, data: [UInt8])?,
-            serviceData: (uuid: String, data: [UInt8])?, discoverable: Bool, includes: [String], appearance: UInt16?
-        ) {
-            self.localName = localName
-            self.serviceUUIDs = serviceUUIDs
-            self.manufacturerData = manufacturerData
-            self.serviceData = serviceData
-            self.discoverable = discoverable
-            self.includes = includes
-            self.appearance = appearance
-        }
-    }
+    package typealias Content = GATTAdvertisement
 
     package let path: String
     let content: Content

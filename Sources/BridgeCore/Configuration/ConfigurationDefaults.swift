@@ -45,6 +45,8 @@ package enum ConfigurationDefaults {
     package static let maximumNameLength = 64
 
     package static let peripheralMaxConnections = 1
+    /// Seconds a notification subscriber may go without progress, or hold the MQTT connection under backpressure.
+    package static let peripheralStallLimitSeconds = 10.0
     package static let discoverable = true
     package static let servicePrimary = true
     package static let maxLength = 512

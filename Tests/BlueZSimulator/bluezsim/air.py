@@ -117,7 +117,10 @@ class Mirror:
             return
         adverts = self.air.advertising.on_air(self.server)
         if not adverts:
-            await self.remove()
+            # A connection outlives the advertisement that led to it (a peripheral that stops advertising at its
+            # maximum of centrals keeps serving the connected one).
+            if not self.connected():
+                await self.remove()
             return
         advert = adverts[0]
         apps = [a for a in self.air.gatt.apps if a.adapter == self.server and a.registered]

@@ -164,21 +164,22 @@ class ServerIO:
         return await self._prepared_write(link, attr, value, offset)
 
     async def _prepared_write(self, link: Any, attr: Any, value: bytes, offset: int) -> int:
+        """Prepare Write pieces of MTU-5 bytes, then Execute Write, as bluetoothd 5.66 serves them: only the first
+        piece of an `authorize` attribute is judged by the app (prepare-authorize; chrc_write_cb sets
+        prep_authorized until the execute), contiguous pieces of one attribute are joined in the prepare queue
+        (store_prep_data in src/shared/gatt-server.c), and the execute makes one WriteValue per joined run, at
+        the run's starting offset (exec_next_prep_write)."""
         piece = max(1, link.mtu - 5)  # Prepare Write Request: opcode, handle, offset
         pieces = [(offset + i, value[i:i + piece]) for i in range(0, max(len(value), 1), piece)]
         authorize = attr.authorize if isinstance(attr, ServerCharacteristic) else "authorize" in attr.flags
         if authorize and not link.trusted:
-            for off, chunk in pieces:
-                code = await self._deliver_write(link, attr, chunk, off, wait=True, prepare_authorize=True)
-                if code:
-                    return code
-        for off, chunk in pieces:  # Execute Write: each queued piece becomes one WriteValue with its offset
-            if off + len(chunk) > MAX_VALUE_LEN:
-                return ATT_INVALID_VALUE_LENGTH if off <= MAX_VALUE_LEN else ATT_INVALID_OFFSET
-            code = await self._deliver_write(link, attr, chunk, off, wait=True)
+            first_offset, first_chunk = pieces[0]
+            code = await self._deliver_write(link, attr, first_chunk, first_offset, wait=True, prepare_authorize=True)
             if code:
                 return code
-        return 0
+        if offset + len(value) > MAX_VALUE_LEN:
+            return ATT_INVALID_VALUE_LENGTH if offset <= MAX_VALUE_LEN else ATT_INVALID_OFFSET
+        return await self._deliver_write(link, attr, value, offset, wait=True)
 
     async def _deliver_write(self, link: Any, attr: Any, value: bytes, offset: int, wait: bool,
                              prepare_authorize: bool = False) -> int:
@@ -251,8 +252,9 @@ class ServerIO:
         if self.reader_key(link) in chrc.notify_readers:
             chrc.notify_count += 1
             return 0
-        if chrc.exposes_notify_acquired:
-            # bluetoothd answers the CCC write at once and finishes AcquireNotify in the background.
+        if chrc.exposes_notify_acquired and self.sim.version_tuple >= (5, 48):
+            # bluetoothd answers the CCC write at once and finishes AcquireNotify in the background. (Before 5.48
+            # gatt-database.c knew no AcquireNotify for a local characteristic and always used StartNotify.)
             self.sim.spawn(self._acquire_notify(link, chrc))
             return 0
         self._start_notify(chrc)

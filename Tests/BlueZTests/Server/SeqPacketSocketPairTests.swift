@@ -1,3 +1,4 @@
+import BluetoothCore
 import Glibc
 import Testing
 

@@ -50,6 +50,7 @@ import BluetoothCore
         "properties/bluetooth/properties/reconnect/properties/initial": { seconds($0.bluetooth.reconnectInitial) },
         "properties/bluetooth/properties/reconnect/properties/max": { seconds($0.bluetooth.reconnectMax) },
         "properties/peripheral/properties/max_connections": { $0.peripheral.map { "\($0.maxConnections)" } },
+        "properties/peripheral/properties/stall_limit": { $0.peripheral.map { seconds($0.stallLimit) } },
         "properties/peripheral/properties/advertise/properties/discoverable": {
             $0.peripheral.map { "\($0.advertisement.discoverable)" }
         },

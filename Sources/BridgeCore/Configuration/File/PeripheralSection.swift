@@ -3,6 +3,7 @@ extension BridgeConfigurationFile {
     package struct PeripheralSection: Codable, Sendable {
         package var adapter: String?
         package var maxConnections: Int?
+        package var stallLimit: Double?
         package var passkey: Int?
         package var advertise: AdvertiseSection?
         package var services: [ServiceSection]?
@@ -10,12 +11,14 @@ extension BridgeConfigurationFile {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case adapter, advertise, services, passkey
             case maxConnections = "max_connections"
+            case stallLimit = "stall_limit"
         }
 
         package init(from decoder: any Decoder) throws {
             let read = try FileSectionReader(decoder, keys: CodingKeys.self)
             adapter = read(.adapter)
             maxConnections = read(.maxConnections)
+            stallLimit = read(.stallLimit)
             passkey = read(.passkey)
             advertise = read(.advertise)
             services = read(.services)

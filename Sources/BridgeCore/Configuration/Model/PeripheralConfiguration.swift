@@ -6,6 +6,9 @@ package struct PeripheralConfiguration: Sendable, Hashable {
     package var maxConnections: Int
     package var advertisement: AdvertisementConfiguration
     package var services: [LocalService]
+    /// How long one subscriber may go without progress, or hold the MQTT connection under backpressure, before it
+    /// is dropped (`stall_limit`).
+    package var stallLimit: Duration = .seconds(ConfigurationDefaults.peripheralStallLimitSeconds)
     /// The passkey (0…999999) a remote central pairing with this peripheral must confirm; nil accepts Just Works.
     package var passkey: UInt32? = nil
 

@@ -10,6 +10,8 @@ extension ConfigurationValidator {
         let connections = range(
             section.maxConnections ?? ConfigurationDefaults.peripheralMaxConnections, 1...32,
             "peripheral.max_connections")
+        let stallLimit = duration(
+            section.stallLimit ?? ConfigurationDefaults.peripheralStallLimitSeconds, "peripheral.stall_limit")
         let advert = validateAdvertisement(section.advertise, "peripheral.advertise")
         var services: [PeripheralConfiguration.LocalService] = []
         for (index, file) in (section.services ?? []).enumerated() {
@@ -26,10 +28,10 @@ extension ConfigurationValidator {
             }
         }
         let passkey = section.passkey.flatMap { range($0, 0...999_999, "peripheral.passkey") }
-        guard let adapter, let connections, let advert else { return nil }
+        guard let adapter, let connections, let advert, let stallLimit else { return nil }
         return PeripheralConfiguration(
             adapter: adapter, maxConnections: connections, advertisement: advert,
-            services: services, passkey: passkey.map { UInt32($0) })
+            services: services, stallLimit: stallLimit, passkey: passkey.map { UInt32($0) })
     }
 
     private mutating func validateAdvertisement(

@@ -1,11 +1,10 @@
-import BridgeCore
-import DequeModule
+package import DequeModule
 
 /// A bounded queue of values waiting to be sent to one subscriber, with the configured policy for a full queue.
-struct NotifyQueue: Sendable {
-    typealias Policy = PeripheralConfiguration.QueueFullPolicy
+package struct NotifyQueue: Sendable {
+    package typealias Policy = PeripheralConfiguration.QueueFullPolicy
 
-    enum Offer: Equatable {
+    package enum Offer: Equatable, Sendable {
         case queued
         /// Backpressure: nothing was queued; the producer must wait for room.
         case full
@@ -13,21 +12,21 @@ struct NotifyQueue: Sendable {
         case dropped(Int)
     }
 
-    let capacity: Int
-    let policy: Policy
-    private(set) var items: Deque<[UInt8]> = []
+    package let capacity: Int
+    package let policy: Policy
+    package private(set) var items: Deque<[UInt8]> = []
 
-    init(capacity: Int, policy: Policy) {
+    package init(capacity: Int, policy: Policy) {
         self.capacity = max(1, capacity)
         self.policy = policy
     }
 
-    var count: Int { items.count }
-    var isEmpty: Bool { items.isEmpty }
-    var hasRoom: Bool { items.count < capacity }
-    var first: [UInt8]? { items.first }
+    package var count: Int { items.count }
+    package var isEmpty: Bool { items.isEmpty }
+    package var hasRoom: Bool { items.count < capacity }
+    package var first: [UInt8]? { items.first }
 
-    mutating func offer(_ value: [UInt8]) -> Offer {
+    package mutating func offer(_ value: [UInt8]) -> Offer {
         switch policy {
         case .backpressure:
             guard hasRoom else { return .full }
@@ -50,6 +49,6 @@ struct NotifyQueue: Sendable {
         }
     }
 
-    mutating func removeFirst() { items.removeFirst() }
-    mutating func removeAll() { items.removeAll() }
+    package mutating func removeFirst() { items.removeFirst() }
+    package mutating func removeAll() { items.removeAll() }
 }

@@ -1,0 +1,113 @@
+package import BluetoothCore
+import Synchronization
+
+/// The stack's side of the local peripheral in memory: it records registrations and StartNotify values, and lets a
+/// test play bluetoothd: call the handler as a central would, open notification links, report events.
+package final class FakeGATTServer: GATTServer {
+    private struct State {
+        var handler: (any GATTServerHandler)?
+        var application: GATTLocalApplication?
+        var applicationRegistered = false
+        var advertisementRegistered = false
+        var emitted: [Int: [[UInt8]]] = [:]
+        var notifying: [Int: Bool] = [:]
+        var onEvent: (@Sendable (GATTServerEvent) -> Void)?
+        var watchEnd: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+    private let waiters = ConditionWaiters()
+    /// Whether the stack is there when the bridge starts watching.
+    private let presentAtStart: Bool
+
+    package init(stackPresent: Bool = true) {
+        presentAtStart = stackPresent
+    }
+
+    package func export(
+        application: GATTLocalApplication, advertisement: GATTAdvertisement, handler: any GATTServerHandler
+    ) async throws {
+        changing { state in
+            state.application = application
+            state.handler = handler
+        }
+    }
+
+    package func registerApplication(adapter: String) async throws { changing { $0.applicationRegistered = true } }
+    package func unregisterApplication(adapter: String) async throws { changing { $0.applicationRegistered = false } }
+    package func registerAdvertisement(adapter: String) async throws { changing { $0.advertisementRegistered = true } }
+    package func unregisterAdvertisement(adapter: String) async throws { changing { $0.advertisementRegistered = false } }
+
+    package func emitValue(characteristic: Int, _ value: [UInt8]) async throws {
+        changing { $0.emitted[characteristic, default: []].append(value) }
+    }
+
+    package func setNotifying(characteristic: Int, _ notifying: Bool) async {
+        changing { $0.notifying[characteristic] = notifying }
+    }
+
+    package func watch(_ onEvent: @escaping @Sendable (GATTServerEvent) -> Void) async throws {
+        changing { $0.onEvent = onEvent }
+        onEvent(presentAtStart ? .stackAppeared : .stackGone)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let cancelled = state.withLock { state -> Bool in
+                    if Task.isCancelled { return true }
+                    state.watchEnd = continuation
+                    return false
+                }
+                if cancelled { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.watchEnd = nil }
+                return state.watchEnd
+            }?.resume()
+        }
+        changing { $0.onEvent = nil }
+    }
+
+    private func changing(_ change: (inout State) -> Void) {
+        state.withLock { change(&$0) }
+        waiters.changed()
+    }
+
+    // MARK: - Playing the stack
+
+    package var isApplicationRegistered: Bool { state.withLock { $0.applicationRegistered } }
+    package var isAdvertising: Bool { state.withLock { $0.advertisementRegistered } }
+    package func emitted(characteristic: Int) -> [[UInt8]] { state.withLock { $0.emitted[characteristic] ?? [] } }
+    package func isNotifying(characteristic: Int) -> Bool { state.withLock { $0.notifying[characteristic] ?? false } }
+
+    /// The handler the bridge exported; fails when it has not exported yet.
+    package var handler: any GATTServerHandler {
+        get throws {
+            guard let handler = state.withLock({ $0.handler }) else { throw ConditionTimeout(what: "export") }
+            return handler
+        }
+    }
+
+    /// Reports an event to the bridge's watch.
+    package func report(_ event: GATTServerEvent) {
+        state.withLock { $0.onEvent }?(event)
+    }
+
+    /// A central enables notifications the AcquireNotify way: returns the link the bridge now writes into.
+    package func acquireNotify(
+        characteristic: Int, device: String, mtu: Int = 23, capacity: Int = .max
+    ) async throws -> FakeNotificationLink {
+        let link = FakeNotificationLink(device: device, mtu: mtu, capacity: capacity)
+        try await handler.acquireNotify(
+            characteristic: characteristic, options: GATTRequestOptions(device: device, mtu: mtu), link: link)
+        return link
+    }
+
+    /// Waits until `condition` holds for this server.
+    package func wait(
+        for what: String, timeout: Duration = .seconds(10), until condition: @escaping @Sendable (FakeGATTServer) -> Bool
+    ) async throws {
+        guard await waiters.wait(timeout: timeout, until: { [unowned self] in condition(self) }) else {
+            throw ConditionTimeout(what: what)
+        }
+    }
+}

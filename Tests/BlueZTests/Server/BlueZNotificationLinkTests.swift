@@ -1,0 +1,61 @@
+import BluetoothCore
+import Glibc
+import Synchronization
+import Testing
+
+@testable import BlueZ
+
+/// Gattway's end of an AcquireNotify socket pair, against bluetoothd's end played by the test.
+@Suite(.timeLimit(.minutes(1)))
+struct BlueZNotificationLinkTests {
+    /// Collects the link's events so a test can await one.
+    final class Events: Sendable {
+        private let stream: AsyncStream<GATTNotificationLinkEvent>
+        let sink: AsyncStream<GATTNotificationLinkEvent>.Continuation
+
+        init() { (stream, sink) = AsyncStream.makeStream(of: GATTNotificationLinkEvent.self) }
+
+        func next(_ expected: GATTNotificationLinkEvent) async -> Bool {
+            for await event in stream where event == expected { return true }
+            return false
+        }
+    }
+
+    private func receive(_ fd: Int32) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 600)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 600, Int32(MSG_DONTWAIT)) }
+        return count < 0 ? nil : Array(buffer[0..<count])
+    }
+
+    @Test func valuesGoOutOneDatagramEachAndAFullLinkSaysWhenItIsWritableAgain() async throws {
+        let pair = try SeqPacketSocketPair()
+        defer { close(pair.remote) }
+        let link = BlueZNotificationLink(fd: pair.local, mtu: 23, device: "/org/bluez/hci0/dev_11")
+        defer { link.close() }
+        #expect(link.maximumValueLength == 20)
+        let events = Events()
+        link.start { events.sink.yield($0) }
+        #expect(link.send([1, 2, 3]) == .sent)
+        #expect(receive(pair.remote) == [1, 2, 3])
+        var sent = 0
+        while link.send([UInt8](repeating: 7, count: 20)) == .sent { sent += 1 }
+        #expect(sent > 0)
+        // bluetoothd reads again: the link becomes writable.
+        while receive(pair.remote) != nil {}
+        #expect(await events.next(.writable))
+        #expect(link.send([9]) == .sent)
+    }
+
+    @Test func aConfirmationByteAndTheStacksCloseAreReported() async throws {
+        let pair = try SeqPacketSocketPair()
+        let link = BlueZNotificationLink(fd: pair.local, mtu: 64, device: nil)
+        let events = Events()
+        link.start { events.sink.yield($0) }
+        var confirm: UInt8 = 0x01
+        #expect(send(pair.remote, &confirm, 1, Int32(MSG_NOSIGNAL)) == 1)
+        #expect(await events.next(.confirmed))
+        close(pair.remote)
+        #expect(await events.next(.closed))
+        #expect(link.send([1]) == .closed)
+    }
+}
