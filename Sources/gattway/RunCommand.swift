@@ -60,7 +60,9 @@ struct RunCommand: AsyncParsableCommand {
         let bus: DBusConnection
         do {
             // The bus shares the MQTT client's queue: a StartNotify value is read, decoded and published in one
-            // turn of one thread, as a poll loop would do it, instead of waking a second thread to publish.
+            // turn of one thread, as a poll loop would do it, instead of waking a second thread to publish. The
+            // price: while the client connects to the broker (a blocking name lookup and TCP connect) D-Bus
+            // messages wait in the socket; none is lost.
             bus = try await DBusConnection.connect(
                 to: .system, name: "bluez", queue: mqtt.publishQueue, logger: Logger(label: "gattway.dbus"))
         } catch {

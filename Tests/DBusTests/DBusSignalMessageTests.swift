@@ -85,6 +85,8 @@ struct DBusSignalMessageTests {
     @Test("rules are matched in place: path_namespace takes the namespace and what lies below it, not a longer name")
     func pathNamespaceInPlace() async throws {
         try await DBusTestBus.with { world in
+            // A broader stream makes the bus deliver every signal of the server, so the tap's own rule must filter.
+            let everything = try await world.client.signals(matching: DBusMatchRule(sender: world.server.uniqueName))
             let (paths, continuation) = AsyncStream.makeStream(of: String.self)
             _ = try await world.client.tapMessages(
                 matching: DBusMatchRule(sender: world.server.uniqueName, pathNamespace: "/org/gattway/a")
@@ -106,6 +108,9 @@ struct DBusSignalMessageTests {
                 return seen
             }
             #expect(seen == ["/org/gattway/a", "/org/gattway/a/b/c", "/org/gattway/a/end"])
+            // The signals the tap declined by its rule went to the stream.
+            let streamed = try await DBusSignalTests.collect(3, from: everything)
+            #expect(streamed.map(\.path) == ["/org/gattway/ab", "/org/gattway", "/org/gattway/b"])
         }
     }
 }
