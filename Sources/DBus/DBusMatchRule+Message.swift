@@ -2,8 +2,9 @@ internal import CDBus
 import Glibc
 
 extension DBusMatchRule {
-    /// `matches(sender:…)` for a message as libdbus holds it: every field is compared in place, so matching a
-    /// signal creates no String (a signal stream or a tap decodes only what it takes).
+    /// Whether a signal's header fields and first argument satisfy the rule, compared in place in the message as
+    /// libdbus holds it, so matching creates no String (a stream or a tap decodes only what it takes).
+    /// `senderOwner` gives the current unique name of a well-known `sender`, when known.
     func matches(_ message: OpaquePointer, senderOwner: () -> String?) -> Bool {
         if let sender {
             guard let messageSender = dbus_message_get_sender(message) else { return false }
