@@ -6,16 +6,21 @@ extension BlueZClient {
     /// the signal is dispatched. When `handler` returns true the value is taken and `watch()` does not see it, so
     /// the object tree keeps no copy of it; when it returns false the signal goes on to `watch()` as usual.
     ///
-    /// This is the StartNotify hot path: no task or actor hand-off per value. `handler` must be quick.
+    /// This is the StartNotify hot path: no task or actor hand-off per value, and the signal is read in place (see
+    /// `DBusSignalMessage.loneByteArrayChange`), not decoded into values: the path and the bytes are all it costs.
+    /// `handler` must be quick.
     package func tapCharacteristicValues(
         _ handler: @escaping @Sendable (_ characteristicPath: String, _ value: [UInt8]) -> Bool
     ) async throws -> DBusSignalTapToken {
         let rule = DBusMatchRule(
             sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
             arg0: BlueZName.gattCharacteristic)
-        return try await connection.tapSignals(matching: rule) { signal in
-            guard let value = Self.loneValue(of: signal) else { return false }
-            return handler(signal.path, value)
+        return try await connection.tapMessages(matching: rule) { message in
+            guard
+                let value = message.loneByteArrayChange(
+                    ofInterface: BlueZName.gattCharacteristic, property: "Value")
+            else { return false }
+            return handler(message.path, value)
         }
     }
 

@@ -121,7 +121,14 @@ final class CentralStateStore: Sendable {
     /// value this run when it equals the one remembered from the last run: the broker still holds it, so a restart
     /// does not republish it.
     func recordPublication(of value: [UInt8], on topic: String, retained: Bool) -> Bool {
-        !recordPublications(of: [value], on: topic, retained: retained).isEmpty
+        // The rule of `recordPublications`, without a batch around one value (this is the StartNotify hot path).
+        state.withLock { state in
+            let first = state.publishedThisRun.insert(topic).inserted
+            let skip = retained && first && state.lastValues[topic] == value
+            state.lastValues[topic] = value
+            state.dirty = true
+            return !skip
+        }
     }
 
     /// `recordPublication` for a batch, under one lock: the values to publish, in order.

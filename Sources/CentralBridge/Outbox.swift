@@ -1,5 +1,6 @@
 import BridgeCore
 import DequeModule
+import Dispatch
 import Logging
 import MQTTCore
 import Metrics
@@ -37,6 +38,15 @@ final class Outbox: Sendable {
         self.mqtt = mqtt
         self.logger = logger
         self.limit = limit
+        mqtt.publishQueue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(mqtt.publishQueue))
+    }
+
+    /// Marks the client's queue, so that `send` can tell it already runs there (the StartNotify value relay does,
+    /// when the D-Bus connection shares the client's queue) and flush in place instead of queueing a block.
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    private var isOnClientQueue: Bool {
+        DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(mqtt.publishQueue)
     }
 
     /// Queues `message`; callable from any thread.
@@ -51,7 +61,9 @@ final class Outbox: Sendable {
             state.flushing = true
             return true
         }
-        if startFlush { mqtt.publishQueue.async { self.flush() } }
+        guard startFlush else { return }
+        // Nothing was queued before this message (no flush was under way), so publishing it now keeps the order.
+        if isOnClientQueue { flush() } else { mqtt.publishQueue.async { self.flush() } }
     }
 
     /// Runs on the MQTT client's queue: offers everything queued to the client, in order, until the queue is empty

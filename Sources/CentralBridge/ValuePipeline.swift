@@ -14,6 +14,18 @@ struct ValuePipeline: Sendable {
     let store: CentralStateStore
     let metrics: CentralMetrics
 
+    /// The message for one value (a StartNotify notification), or nil when it is not published (undecodable,
+    /// counted; or the remembered value of a retained topic); callable from any thread. `messages(for:)` for one
+    /// value, without the arrays a batch needs.
+    func message(for value: [UInt8]) -> MQTTMessage? {
+        guard let payload = try? route.characteristic.codec.decode(value) else {
+            metrics.decodeFailures.increment()
+            return nil
+        }
+        guard store.recordPublication(of: value, on: route.valueTopic, retained: route.retain) else { return nil }
+        return MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain)
+    }
+
     /// The messages for `values`, in order; callable from any thread.
     func messages(for values: [[UInt8]]) -> [MQTTMessage] {
         var decoded: [(raw: [UInt8], payload: [UInt8])] = []

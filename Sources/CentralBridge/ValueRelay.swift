@@ -10,7 +10,8 @@ import CoreMetrics
 ///
 /// It is called on the D-Bus connection's queue, straight from the signal tap, so a value costs no hop through the
 /// bridge actor or the task pool: it is decoded there and handed to the outbox, which publishes on the MQTT
-/// client's queue. The bridge actor keeps the routes up to date as devices subscribe.
+/// client's queue (in place, when the daemon runs the D-Bus connection on that queue). The bridge actor keeps the
+/// routes up to date as devices subscribe.
 final class ValueRelay: Sendable {
     private struct Routes {
         /// Characteristic object path → its route.
@@ -45,12 +46,12 @@ final class ValueRelay: Sendable {
     @discardableResult
     func relay(_ value: [UInt8], ofCharacteristic path: String) -> Bool {
         guard let route = routes.withLock({ $0.byCharacteristic[path] }) else { return false }
-        let messages = ValuePipeline(route: route, store: store, metrics: metrics).messages(for: [value])
-        if messages.isEmpty { logger.trace("value.not_published", metadata: ["mqtt.topic": "\(route.valueTopic)"]) }
-        for message in messages {
-            metrics.notifications.increment()
-            outbox.send(message)
+        guard let message = ValuePipeline(route: route, store: store, metrics: metrics).message(for: value) else {
+            logger.trace("value.not_published", metadata: ["mqtt.topic": "\(route.valueTopic)"])
+            return true
         }
+        metrics.notifications.increment()
+        outbox.send(message)
         return true
     }
 }

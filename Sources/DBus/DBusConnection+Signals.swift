@@ -1,6 +1,7 @@
 internal import CDBus
 import Logging
 import Dispatch
+import Glibc
 
 /// One signal stream's rule and its end of the stream.
 struct SignalSubscription {
@@ -120,46 +121,32 @@ extension DBusConnection {
         }
     }
 
-    /// Fans a signal out to every stream whose rule matches; decodes it at most once.
+    /// Fans a signal out to the taps, then to every stream whose rule matches; decodes it at most once, and only
+    /// when a stream takes it (rules are matched against the message in place).
     func deliverSignal(_ message: OpaquePointer) {
-        let sender = Self.string(dbus_message_get_sender(message))
-        let path = Self.string(dbus_message_get_path(message))
-        let interface = Self.string(dbus_message_get_interface(message))
-        let member = Self.string(dbus_message_get_member(message))
-        var arg0Cache: String??
-        func arg0() -> String? {
-            if let cached = arg0Cache { return cached }
-            let value = DBusMessageReader.firstString(of: message)
-            arg0Cache = .some(value)
-            return value
-        }
-        if sender == "org.freedesktop.DBus", interface == "org.freedesktop.DBus", member == "NameOwnerChanged",
-            let name = arg0(), trackedOwners[name] != nil
+        if !trackedOwners.isEmpty, dbus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") != 0,
+            let sender = dbus_message_get_sender(message), strcmp(sender, "org.freedesktop.DBus") == 0,
+            let name = DBusMessageReader.firstString(of: message), trackedOwners[name] != nil
         {
             let newOwner = DBusMessageReader.arguments(of: message).last?.string
             trackedOwners[name]!.owner = (newOwner?.isEmpty ?? true) ? nil : newOwner
             trackedOwners[name]!.changes += 1
         }
-        var decoded: DBusSignal?
-        func signal() -> DBusSignal {
-            if let decoded { return decoded }
-            let signal = DBusSignal(
-                sender: sender ?? "", path: path ?? "", interface: interface ?? "", member: member ?? "",
-                arguments: DBusMessageReader.arguments(of: message))
-            decoded = signal
-            return signal
-        }
         func matches(_ rule: DBusMatchRule) -> Bool {
-            let owner = rule.sender.flatMap { trackedOwners[$0]?.owner }
-            return rule.matches(
-                sender: sender, senderOwner: owner, interface: interface, member: member, path: path, arg0: arg0)
+            rule.matches(message) { rule.sender.flatMap { trackedOwners[$0]?.owner } }
         }
-        for (_, tap) in taps where matches(tap.rule) {
-            if tap.handler(signal()) { return }
+        if !taps.isEmpty {
+            let view = DBusSignalMessage(message)
+            for (_, tap) in taps where matches(tap.rule) {
+                if tap.handler(view) { return }
+            }
         }
+        var decoded: DBusSignal?
         for (_, subscription) in subscriptions {
             guard matches(subscription.rule) else { continue }
-            if case .dropped = subscription.continuation.yield(signal()) {
+            let signal = decoded ?? DBusSignalMessage(message).decoded
+            decoded = signal
+            if case .dropped = subscription.continuation.yield(signal) {
                 subscription.drops.increment()
                 droppedSignals.increment()
             }

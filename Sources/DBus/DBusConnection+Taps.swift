@@ -1,7 +1,7 @@
 /// A synchronous signal handler and its rule.
 struct SignalTap {
     var rule: DBusMatchRule
-    var handler: @Sendable (DBusSignal) -> Bool
+    var handler: @Sendable (DBusSignalMessage) -> Bool
 }
 
 /// A registered tap; remove it with `DBusConnection.removeTap(_:)`.
@@ -17,6 +17,14 @@ extension DBusConnection {
     /// none. The handler must be quick and must not block, since it holds up every other message of the connection.
     package func tapSignals(
         matching rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignal) -> Bool
+    ) async throws -> DBusSignalTapToken {
+        try await tapMessages(matching: rule) { message in handler(message.decoded) }
+    }
+
+    /// `tapSignals`, with the signal read in place instead of decoded: the handler takes out only what it needs
+    /// (see `DBusSignalMessage`), so a signal costs no allocation beyond that.
+    package func tapMessages(
+        matching rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignalMessage) -> Bool
     ) async throws -> DBusSignalTapToken {
         _ = try requireHandle("AddMatch \(rule.ruleString)")
         let token = makeToken()

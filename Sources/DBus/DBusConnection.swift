@@ -1,5 +1,5 @@
 internal import CDBus
-import Dispatch
+package import Dispatch
 package import Logging
 
 /// One private connection to a message bus, driven on its own serial queue.
@@ -44,10 +44,14 @@ package actor DBusConnection {
     /// Opens a private connection to `bus` and registers it (Hello).
     ///
     /// Opening and registering block, so they run on the connection's own queue, never on the cooperative pool.
-    package static func connect(to bus: DBusBus, name: String = "dbus", logger: Logger) async throws
-        -> DBusConnection
-    {
-        let executor = DBusQueueExecutor(label: "gattway.dbus.\(name)")
+    ///
+    /// `queue`: the serial queue to run on, when the connection is to share it with another client (the MQTT
+    /// client that publishes what this connection receives, so that a signal is read and published in one turn of
+    /// one thread); nil for a queue of its own. Whatever else runs on a shared queue holds up this connection.
+    package static func connect(
+        to bus: DBusBus, name: String = "dbus", queue: DispatchQueue? = nil, logger: Logger
+    ) async throws -> DBusConnection {
+        let executor = queue.map(DBusQueueExecutor.init(queue:)) ?? DBusQueueExecutor(label: "gattway.dbus.\(name)")
         let opened: OpenedConnection = try await withCheckedThrowingContinuation { continuation in
             executor.queue.async {
                 continuation.resume(with: Result { () throws(DBusError) in try OpenedConnection.open(bus) })

@@ -38,26 +38,6 @@ package struct DBusMatchRule: Sendable, Hashable {
         add("arg0", arg0)
         return parts.joined(separator: ",")
     }
-
-    /// Whether a signal's header fields satisfy the rule. `senderOwner` is the current unique name of a
-    /// well-known `sender`, when known.
-    func matches(
-        sender messageSender: String?, senderOwner: String?, interface messageInterface: String?,
-        member messageMember: String?, path messagePath: String?, arg0 messageArg0: () -> String?
-    ) -> Bool {
-        if let sender, messageSender != sender, messageSender == nil || messageSender != senderOwner { return false }
-        if let interface, messageInterface != interface { return false }
-        if let member, messageMember != member { return false }
-        if let path, messagePath != path { return false }
-        if let pathNamespace {
-            guard let messagePath else { return false }
-            let inside =
-                pathNamespace == "/" || messagePath == pathNamespace || messagePath.hasPrefix(pathNamespace + "/")
-            if !inside { return false }
-        }
-        if let arg0, messageArg0() != arg0 { return false }
-        return true
-    }
 }
 
 extension String {

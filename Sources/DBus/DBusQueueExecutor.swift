@@ -12,6 +12,12 @@ final class DBusQueueExecutor: SerialExecutor {
         queue = DispatchQueue(label: label)
     }
 
+    /// Runs on a queue the caller already has, so that the connection shares one thread of control with another
+    /// client on it (the MQTT client of the notification hot path, say).
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
     func enqueue(_ job: consuming ExecutorJob) {
         let unownedJob = UnownedJob(job)
         let executor = asUnownedSerialExecutor()

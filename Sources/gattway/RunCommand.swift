@@ -60,7 +60,12 @@ struct RunCommand: AsyncParsableCommand {
         let mqtt = MosquittoClient(options: mqttOptions, logger: Logger(label: "gattway.mqtt"))
         let bus: DBusConnection
         do {
-            bus = try await DBusConnection.connect(to: .system, name: "bluez", logger: Logger(label: "gattway.dbus"))
+            // The bus shares the MQTT client's queue: a StartNotify value is read, decoded and published in one
+            // turn of one thread, as a poll loop would do it, instead of waking a second thread to publish. The
+            // price: while the client connects to the broker (a blocking name lookup and TCP connect) D-Bus
+            // messages wait in the socket; none is lost.
+            bus = try await DBusConnection.connect(
+                to: .system, name: "bluez", queue: mqtt.publishQueue, logger: Logger(label: "gattway.dbus"))
         } catch {
             printError("gattway: cannot connect to the system bus (is dbus running? DBUS_SYSTEM_BUS_ADDRESS=\(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unset")): \(error)")
             throw ExitCode(3)
