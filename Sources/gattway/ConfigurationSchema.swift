@@ -129,9 +129,10 @@ enum ConfigurationSchema {
         },
         "gateway_id": {
           "title": "Gateway id",
-          "description": "For fleets sharing a base topic: the state topic becomes <base>/bridge/<gateway_id>/state.",
+          "description": "For fleets sharing a base topic: every topic of the gateway itself moves under <base>/bridge/<gateway_id>/ (state, info, devices, event, metrics, health, sightings, request/<verb> and response/<verb>), and the gateway takes part in the fleet ownership protocol (see fleet). Not one of the names used under bridge/ (state, info, devices, event, metrics, health, sightings, request, response).",
           "type": "string",
-          "pattern": "^[^/+#\\x00-\\x1f\\x7f]{1,64}$"
+          "pattern": "^[^/+#\\x00-\\x1f\\x7f]{1,64}$",
+          "not": { "enum": ["state", "info", "devices", "event", "metrics", "health", "sightings", "request", "response"] }
         },
         "payload_limits": {
           "title": "Payload limits",
