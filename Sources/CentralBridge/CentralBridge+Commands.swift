@@ -9,7 +9,7 @@ extension CentralBridge {
 
     /// A message on one of the bridge's command topics.
     func handleCommandMessage(_ message: MQTTMessage) async {
-        if homeAssistantStatusReceived(message) { return }
+        if homeAssistantStatusReceived(message) || fleetMessageReceived(message) { return }
         let requestPrefix = routes.bridgeRequestTopic("")
         if message.topic.hasPrefix(requestPrefix) {
             let verb = String(message.topic.dropFirst(requestPrefix.count))
@@ -23,6 +23,11 @@ extension CentralBridge {
             return
         }
         let target = commandTarget(of: message.topic)
+        // In a fleet a device's commands are its owner's alone; the others leave them be, without an answer.
+        if let (path, _, _) = target, !fleetAllows(path) {
+            fleet?.commandsLeftToOwner.increment()
+            return
+        }
         let targetRoute = target.flatMap { target in devices[target.0].map { $0.routes[target.1] } }
         guard admitCommand(
             message, limit: configuration.mqtt.payloadLimits.command,

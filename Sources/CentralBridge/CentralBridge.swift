@@ -69,6 +69,9 @@ package actor CentralBridge: Service {
 
     let version: String
     var homeAssistant = HomeAssistantDiscoveryState()
+    /// The fleet ownership protocol, when `mqtt.gateway_id` is set (see `CentralBridge+Fleet`).
+    var fleet: FleetParticipation?
+    var fleetSubscriptions: AsyncStream<FleetSubscriptionChange>.Continuation?
 
     package init(
         configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
@@ -96,6 +99,9 @@ package actor CentralBridge: Service {
         outbox = Outbox(mqtt: mqtt, logger: logger, clock: clock)
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
+        if let gateway = configuration.mqtt.gatewayID {
+            fleet = FleetParticipation(gateway: gateway, base: configuration.mqtt.baseTopic, settings: configuration.fleet)
+        }
         for device in configuration.devices {
             if case .address(let address) = device.selector {
                 tree.pinnedDevices.insert(adapterPath + "/" + address.bluezPathComponent)
@@ -108,6 +114,10 @@ package actor CentralBridge: Service {
         let (jobStream, jobContinuation) = AsyncStream.makeStream(of: Job.self)
         jobs = jobContinuation
         let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        // Unbounded, yet never long: the machine asks for at most one subscribe and one unsubscribe per tracked
+        // device and minute, and the task below takes them as fast as the client acknowledges.
+        let (fleetChanges, fleetChangesContinuation) = AsyncStream.makeStream(of: FleetSubscriptionChange.self)
+        fleetSubscriptions = fleetChangesContinuation
         try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await withThrowingDiscardingTaskGroup { group in
@@ -115,6 +125,10 @@ package actor CentralBridge: Service {
                     group.addTask { await self.consumeMQTTMessages() }
                     group.addTask { await self.consumeConnectionEvents() }
                     group.addTask { await self.saveStatePeriodically() }
+                    if fleet != nil {
+                        group.addTask { await self.runFleetClock() }
+                        group.addTask { await self.runFleetSubscriptions(fleetChanges) }
+                    }
                     group.addTask {
                         for await _ in shutdownSignal {}
                         await self.shutDown()
@@ -122,6 +136,7 @@ package actor CentralBridge: Service {
                         await self.commandWorkersFinished()
                         await self.outbox.drain(timeout: .seconds(5))
                         self.outbox.finish()
+                        fleetChangesContinuation.finish()
                         jobContinuation.finish()
                     }
                     for await job in jobStream {
@@ -138,6 +153,7 @@ package actor CentralBridge: Service {
             }
         } onCancel: {
             self.outbox.finish()
+            fleetChangesContinuation.finish()
             jobContinuation.finish()
             shutdownContinuation.finish()
         }
@@ -210,7 +226,10 @@ package actor CentralBridge: Service {
 
     private func consumeConnectionEvents() async {
         for await event in mqtt.connectionEvents {
-            if case .connected = event { await brokerConnected() }
+            switch event {
+            case .connected: await brokerConnected()
+            case .disconnected: fleetBrokerDisconnected()
+            }
         }
     }
 
@@ -322,6 +341,7 @@ package actor CentralBridge: Service {
         markDevicesListDirty()
         spawn { await self.subscribeCommands(of: path) }
         advertChanged(path)
+        fleetDeviceTracked(path)
         if case .always = configured.connect { startLink(path) }
         // A passive device is available while BlueZ keeps hearing it.
         if case .never = configured.connect { publishAvailability(path, online: true) }
@@ -375,23 +395,7 @@ package actor CentralBridge: Service {
         }
         for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }
         markDevicesListDirty()
+        fleetBrokerConnected()
         await homeAssistantBrokerConnected()
-    }
-
-    /// `bridge/info`: what this gateway is and what it is configured to do.
-    func bridgeInfoPayload() -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
-        writer.beginObject()
-        writer.field("version", version)
-        if let gateway = configuration.mqtt.gatewayID { writer.field("gateway_id", gateway) }
-        writer.field("base_topic", configuration.mqtt.baseTopic)
-        writer.field("adapter", configuration.bluetooth.adapter)
-        writer.key("configured_devices")
-        writer.beginArray()
-        for device in configuration.devices { writer.value(device.topicName ?? "(match)") }
-        writer.endArray()
-        writer.field("peripheral", configuration.peripheral != nil)
-        writer.endObject()
-        return writer.bytes
     }
 }

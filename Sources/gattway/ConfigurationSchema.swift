@@ -132,7 +132,19 @@ enum ConfigurationSchema {
           "description": "For fleets sharing a base topic: every topic of the gateway itself moves under <base>/bridge/<gateway_id>/ (state, info, devices, event, metrics, health, sightings, request/<verb> and response/<verb>), and the gateway takes part in the fleet ownership protocol (see fleet). Not one of the names used under bridge/ (state, info, devices, event, metrics, health, sightings, request, response).",
           "type": "string",
           "pattern": "^[^/+#\\x00-\\x1f\\x7f]{1,64}$",
-          "not": { "enum": ["state", "info", "devices", "event", "metrics", "health", "sightings", "request", "response"] }
+          "not": {
+            "enum": [
+              "state",
+              "info",
+              "devices",
+              "event",
+              "metrics",
+              "health",
+              "sightings",
+              "request",
+              "response"
+            ]
+          }
         },
         "payload_limits": {
           "title": "Payload limits",
@@ -573,6 +585,47 @@ enum ConfigurationSchema {
                 "[::1]:9464"
               ]
             }
+          }
+        }
+      }
+    },
+    "fleet": {
+      "title": "Fleet",
+      "description": "The ownership protocol of a fleet (see the README, Fleets): it runs whenever mqtt.gateway_id is set, and then each connectable device is connected, published and commanded by one gateway, and each passive device published by one. This section tunes it and needs mqtt.gateway_id; margin and hold must be the same on every gateway of the fleet.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "margin": {
+          "title": "Margin",
+          "description": "How much stronger (dB) another gateway's smoothed signal must be than the owner's claimed signal, for the whole hold time, before it takes the device over.",
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 60,
+          "default": 6
+        },
+        "hold": {
+          "title": "Hold time",
+          "description": "Seconds a challenger must stay better by margin before it claims the device.",
+          "type": "number",
+          "minimum": 0.001,
+          "maximum": 86400,
+          "default": 10
+        },
+        "connection_slots": {
+          "title": "Connection slots",
+          "description": "How many connectable (always, on_demand) devices this gateway owns at most; with none free it claims no further connectable device.",
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 64,
+          "default": 7
+        },
+        "pinned": {
+          "title": "Pinned devices",
+          "description": "Device name → gateway id: the gateway claims the device whenever it hears it, and no other gateway contests that claim on signal; while it does not hear the device others own it as usual.",
+          "type": "object",
+          "additionalProperties": {
+            "type": "string",
+            "pattern": "^[^/+#\\x00-\\x1f\\x7f]{1,64}$"
           }
         }
       }
