@@ -250,6 +250,24 @@ extension CentralBridge {
             outbox.send(MQTTMessage(topic: responseTopic, payload: payload, qos: .atLeastOnce, properties: properties))
         }
     }
+
+    /// Subscribes to the device's `/set` and `/get` topics.
+    func subscribeCommands(of path: String) async {
+        guard let device = devices[path] else { return }
+        // `/get` only where reads are configured: no topic invites a read the configuration does not allow.
+        let filters = device.routes.flatMap { route in
+            route.characteristic.read ? [route.setTopic, route.getTopic] : [route.setTopic]
+        }.filter { !subscribedFilters.contains($0) }
+        for filter in filters {
+            subscribedFilters.insert(filter)
+            do {
+                try await mqtt.subscribe(filter, qos: .atLeastOnce, options: .commands)
+            } catch {
+                // Remembered by the client: it is subscribed again on the next connect.
+                logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
+            }
+        }
+    }
 }
 
 /// Where the outcome of a command goes: its result topic and, with MQTT 5, the requester's Response Topic.

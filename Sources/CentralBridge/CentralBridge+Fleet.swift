@@ -64,6 +64,7 @@ extension CentralBridge {
             fleetHeard(path, device: device, now: now)
         }
         fleetHandle(.tick, now: now)
+        fleetTicks.add(1, ordering: .releasing)
     }
 
     /// Tells the machine the signal of a tracked device, when BlueZ still hears it (or this gateway holds a live

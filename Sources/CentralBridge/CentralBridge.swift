@@ -72,6 +72,9 @@ package actor CentralBridge: Service {
     /// The fleet ownership protocol, when `mqtt.gateway_id` is set (see `CentralBridge+Fleet`).
     var fleet: FleetParticipation?
     var fleetSubscriptions: AsyncStream<FleetSubscriptionChange>.Continuation?
+    /// Ticks of the fleet protocol's clock handled so far: tests driving a manual clock wait on it.
+    let fleetTicks = Atomic<Int>(0)
+    package nonisolated var fleetTickCount: Int { fleetTicks.load(ordering: .acquiring) }
 
     package init(
         configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
@@ -360,24 +363,6 @@ package actor CentralBridge: Service {
         ) { topic in
             devices.values.contains { $0.topic == topic && $0.address != address }
                 || store.isTopicTaken(topic, byOtherThan: address)
-        }
-    }
-
-    /// Subscribes to the device's `/set` and `/get` topics.
-    func subscribeCommands(of path: String) async {
-        guard let device = devices[path] else { return }
-        // `/get` only where reads are configured: no topic invites a read the configuration does not allow.
-        let filters = device.routes.flatMap { route in
-            route.characteristic.read ? [route.setTopic, route.getTopic] : [route.setTopic]
-        }.filter { !subscribedFilters.contains($0) }
-        for filter in filters {
-            subscribedFilters.insert(filter)
-            do {
-                try await mqtt.subscribe(filter, qos: .atLeastOnce, options: .commands)
-            } catch {
-                // Remembered by the client: it is subscribed again on the next connect.
-                logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
-            }
         }
     }
 
