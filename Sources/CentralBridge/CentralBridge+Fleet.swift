@@ -32,8 +32,13 @@ extension CentralBridge {
 
     /// The clock of the protocol: one task of `run()`, ticking on the bridge's injected clock.
     func runFleetClock() async {
+        // Deadlines on a fixed grid, not a sleep after each tick: a tick never slips by the time the last one took.
+        var next = clock.now
         while !Task.isCancelled, !shuttingDown {
-            do { try await clock.sleep(for: Self.fleetTickInterval) } catch { return }
+            next = next.advanced(by: Self.fleetTickInterval)
+            // Behind by more than a tick (the process was stopped, say): skip what was missed rather than burst.
+            if next.advanced(by: Self.fleetTickInterval) < clock.now { next = clock.now }
+            do { try await clock.sleep(until: next, tolerance: nil) } catch { return }
             fleetTick()
         }
     }

@@ -115,6 +115,28 @@ struct FleetCentralBridgeTests {
         }
     }
 
+    @Test func aPassiveDeviceIsPublishedByOneGatewayAlone() async throws {
+        let fleet = try Fleet()
+        try await fleet.run {
+            try await fleet.waitForTickLoops()
+            for (id, rssi) in ["a": Int16(-80), "b": -50, "c": -65] { fleet[id].central.advertise(Fleet.tag, rssi: rssi) }
+            try await fleet.advance {
+                fleet.broker.published(on: "gw/tag/availability").contains { $0.payloadText == "online" }
+            }
+            // Its signal changes on every gateway, again and again: still only its owner speaks for it.
+            for step in 0..<8 {
+                for (id, rssi) in ["a": Int16(-80), "b": -50, "c": -65] {
+                    fleet[id].central.advertise(Fleet.tag, rssi: rssi - Int16(step % 2) * 10)
+                }
+                try await fleet.pass(.seconds(6))
+            }
+            let publishers = fleet.broker.publications.filter { $0.message.topic.hasPrefix("gw/tag/") }.map(\.clientID)
+            #expect(publishers.count > 1)
+            #expect(Set(publishers) == ["b"])
+            #expect(fleet.connects(of: "b") == 0)
+        }
+    }
+
     @Test func aRequestAddressedToOneGatewayIsAnsweredByItAlone() async throws {
         let fleet = try Fleet()
         try await fleet.run {
@@ -139,7 +161,7 @@ struct FleetCentralBridgeTests {
         }
     }
 
-    @Test func aClaimThatIsNotOneIsRefusedWholeAndCounted() async throws {
+    @Test func aClaimThatDoesNotParseIsRefusedWholeAndTheDeviceStaysClaimable() async throws {
         let fleet = try Fleet(gatewayIDs: ["a"])
         try await fleet.run {
             try await fleet.user.publish(MQTTMessage(

@@ -18,6 +18,8 @@ struct FleetHarness {
     }
 
     static let strap = CentralBridgeHarness.strap
+    /// A passive tag (`connect: never`): heard, never connected.
+    static let tag = FakePeripheral(address: "E2:00:00:00:7A:01", name: "Tag", services: [])
 
     let broker = InMemoryMQTTBroker()
     let clock = ManualClock()
@@ -43,6 +45,9 @@ struct FleetHarness {
                     characteristics:
                       - { name: heart_rate, service: "180D", uuid: "2A37", notify: true, codec: hex }
                       - { name: control, service: "180D", uuid: "2A39", write: with_response, codec: hex }
+                  - name: tag
+                    address: "E2:00:00:00:7A:01"
+                    connect: never
                 """)
             let mqtt = broker.makeClient(
                 id: id, will: MQTTMessage(topic: "gw/bridge/\(id)/state", text: "offline", qos: .atLeastOnce, retain: true))
