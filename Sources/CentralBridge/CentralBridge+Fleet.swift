@@ -102,11 +102,27 @@ extension CentralBridge {
         fleetHeard(path, device: device, now: fleetNow)
     }
 
-    /// The owner's link to the device failed: it stops counting as heard for the loss time, so that the machine
-    /// releases it and another gateway that hears it can take over.
+    /// Connects that may fail in a row before the owner gives the device up: a single failure is routine (the
+    /// previous owner's link may still be closing, the device may have been busy).
+    static let fleetConnectFailuresBeforeRelease = 3
+
+    /// The owner connected the device: its run of failed connects is over.
+    func fleetLinkEstablished(_ path: String) {
+        guard let topic = devices[path]?.topic else { return }
+        fleet?.connectFailures[topic] = nil
+    }
+
+    /// The owner's connect failed. After a run of them the device stops counting as heard for the loss time, so
+    /// that the machine releases it and another gateway that hears it can take over.
     func fleetLinkFailed(_ path: String) {
         guard var fleet, let topic = devices[path]?.topic, fleet.machine.owns(topic) else { return }
+        let failures = (fleet.connectFailures[topic] ?? 0) + 1
+        guard failures >= Self.fleetConnectFailuresBeforeRelease else {
+            self.fleet?.connectFailures[topic] = failures
+            return
+        }
         let now = fleetNow
+        fleet.connectFailures[topic] = nil
         fleet.deafUntil[topic] = now + fleet.machine.policy.lostAfter
         self.fleet = fleet
         fleetHandle(.deviceLost(device: topic), now: now)

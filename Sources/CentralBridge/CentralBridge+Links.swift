@@ -31,6 +31,7 @@ extension CentralBridge {
             case .connect:
                 do {
                     try await establish(path)
+                    fleetLinkEstablished(path)
                     // For an `always` link success only says online; it must be said before the wait below.
                     for case .publishAvailability(let online) in link.connectSucceeded(at: clock.now) {
                         publishAvailability(path, online: online)

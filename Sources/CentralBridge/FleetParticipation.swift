@@ -12,6 +12,8 @@ struct FleetParticipation: Sendable {
     /// Device → the last signal heard from it, which a live link keeps on reporting (many devices stop advertising
     /// while connected).
     var lastRSSI: [String: Int] = [:]
+    /// Device → connects that failed in a row since it was last connected.
+    var connectFailures: [String: Int] = [:]
     /// Device → until when it counts as not heard: its link failed, so gateways that may reach it take over.
     var deafUntil: [String: FleetInstant] = [:]
 
