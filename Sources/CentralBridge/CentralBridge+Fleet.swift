@@ -189,7 +189,11 @@ extension CentralBridge {
         let actions = fleet.machine.handle(event, now: now)
         self.fleet = fleet
         for action in actions { perform(action) }
-        if !actions.isEmpty { fleet.devicesOwned.record(self.fleet?.machine.ownedDevices.count ?? 0) }
+        if !actions.isEmpty {
+            let owned = self.fleet?.machine.ownedDevices.count ?? 0
+            fleet.devicesOwned.record(owned)
+            fleetOwned.store(owned, ordering: .relaxed)
+        }
     }
 
     private func perform(_ action: FleetAction) {

@@ -75,6 +75,12 @@ package actor CentralBridge: Service {
     /// Ticks of the fleet protocol's clock handled so far: tests driving a manual clock wait on it.
     let fleetTicks = Atomic<Int>(0)
     package nonisolated var fleetTickCount: Int { fleetTicks.load(ordering: .acquiring) }
+    /// Devices owned in the fleet, for the health report; -1 without a fleet.
+    let fleetOwned = Atomic<Int>(-1)
+    package nonisolated var fleetOwnedDeviceCount: Int? {
+        let owned = fleetOwned.load(ordering: .relaxed)
+        return owned < 0 ? nil : owned
+    }
 
     package init(
         configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
@@ -104,6 +110,7 @@ package actor CentralBridge: Service {
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         if let gateway = configuration.mqtt.gatewayID {
             fleet = FleetParticipation(gateway: gateway, base: configuration.mqtt.baseTopic, settings: configuration.fleet)
+            fleetOwned.store(0, ordering: .relaxed)
         }
         for device in configuration.devices {
             if case .address(let address) = device.selector {

@@ -33,13 +33,16 @@ package struct HealthReport: Hashable, Sendable {
     /// Devices BlueZ knows on the adapter, and those connected.
     package var devicesKnown: Int
     package var devicesConnected: Int
+    /// In a fleet (a gateway id is set), the devices this gateway owns; nil otherwise.
+    package var devicesOwned: Int?
     package var queues: [Queue]
     package var lastError: LastError?
 
     package init(
         uptimeSeconds: Int, bluezPresent: Bool, adapterPowered: Bool, brokerReconnects: Int, devicesKnown: Int,
-        devicesConnected: Int, queues: [Queue] = [], lastError: LastError? = nil
+        devicesConnected: Int, devicesOwned: Int? = nil, queues: [Queue] = [], lastError: LastError? = nil
     ) {
+        self.devicesOwned = devicesOwned
         self.uptimeSeconds = uptimeSeconds
         self.bluezPresent = bluezPresent
         self.adapterPowered = adapterPowered
@@ -68,6 +71,7 @@ package struct HealthReport: Hashable, Sendable {
         writer.beginObject()
         writer.field("known", devicesKnown)
         writer.field("connected", devicesConnected)
+        if let devicesOwned { writer.field("owned", devicesOwned) }
         writer.endObject()
         writer.key("queues")
         writer.beginObject()
