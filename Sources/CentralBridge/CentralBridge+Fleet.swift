@@ -34,6 +34,7 @@ extension CentralBridge {
     func runFleetClock() async {
         // Deadlines on a fixed grid, not a sleep after each tick: a tick never slips by the time the last one took.
         var next = clock.now
+        fleetTick()
         while !Task.isCancelled, !shuttingDown {
             next = next.advanced(by: Self.fleetTickInterval)
             // Behind by more than a tick (the process was stopped, say): skip what was missed rather than burst.
@@ -153,11 +154,8 @@ extension CentralBridge {
             }
             return true
         }
-        if message.topic.hasPrefix(fleet.topics.base + "/bridge/"), message.topic.hasSuffix("/state") {
-            guard let gateway = fleet.topics.gateway(ofStateTopic: message.topic) else {
-                fleetRefused(message, reason: "not a gateway's state topic")
-                return true
-            }
+        // `bridge/+/state` only: a request verb named `state` (`bridge/<gateway>/request/state`) is a request.
+        if let gateway = fleet.topics.gateway(ofStateTopic: message.topic) {
             switch message.payload {
             case Array("online".utf8): fleetHandle(.gatewayState(gateway: gateway, online: true), now: fleetNow)
             // An empty retained message clears the state: the gateway is gone as much as one whose Last Will fired.

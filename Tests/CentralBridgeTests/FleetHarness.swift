@@ -106,9 +106,10 @@ struct FleetHarness {
         }
     }
 
-    /// Every gateway's tick loop is asleep on the manual clock (call before the first `advance`).
+    /// Every gateway's fleet clock has started (it ticks once at once, and then on a grid from the time it
+    /// started): call before the first `advance`.
     func waitForTickLoops() async throws {
-        try await clock.waitForSleepers(count: gateways.count)
+        for gateway in gateways { try await waitUntil { gateway.bridge.fleetTickCount >= 1 } }
     }
 
     /// Connects each gateway's central was asked for, of the strap.
