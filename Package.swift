@@ -138,7 +138,7 @@ let package = Package(
         // Test support: starts real daemons (dbus-daemon, mosquitto, the BlueZ simulator) for the tests and gattway-bench.
         .target(
             name: "TestWorld",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestWorld",
             swiftSettings: swiftSettings
         ),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dbus_fast import Message, Variant
 
@@ -21,6 +21,30 @@ ADAPTER_UUIDS = [
     "0000110c-0000-1000-8000-00805f9b34fb",  # A/V Remote Control Target
     "0000180a-0000-1000-8000-00805f9b34fb",  # Device Information
 ]
+
+
+DEFAULT_ADAPTERS = ("hci0", "hci1")
+MAX_ADAPTERS = 16  # bounds the air's mirrors (one per ordered pair of adapters)
+
+
+def parse_adapter_names(names: Any) -> list[str]:
+    """Adapter names as given by a scenario or the command line: distinct `hciN`, 1 to MAX_ADAPTERS of them."""
+    out: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or not name.startswith("hci") or not name[3:].isdigit() \
+                or int(name[3:]) > 255 or name != f"hci{int(name[3:])}":
+            raise ValueError(f"not an adapter name: {name!r} (expected hciN, N from 0 to 255)")
+        if name in out:
+            raise ValueError(f"adapter {name} given twice")
+        out.append(name)
+    if not 1 <= len(out) <= MAX_ADAPTERS:
+        raise ValueError(f"between 1 and {MAX_ADAPTERS} adapters, not {len(out)}")
+    return out
+
+
+def adapter_address(index: int) -> str:
+    """hci0 00:AA:01:00:00:00, hci1 00:AA:01:01:00:01, hci2 00:AA:01:02:00:02, …"""
+    return f"00:AA:01:{index:02X}:00:{index:02X}"
 
 
 class Adapter:

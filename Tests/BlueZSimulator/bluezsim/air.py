@@ -1,4 +1,4 @@
-"""The air between the two simulated controllers: what one adapter advertises, the other one sees.
+"""The air between the simulated controllers: what one adapter advertises, every other one sees.
 
 While an advertisement registered on hci0 is on air, hci1 finds a remote device with hci0's address
 carrying that advertisement's data, and connecting to it from hci1 reaches the GATT applications
@@ -23,7 +23,6 @@ from .server_app import (PROP_AUTH, PROP_BROADCAST, PROP_EXT, PROP_INDICATE, PRO
 
 log = logging.getLogger("bluezsim.air")
 
-PAIRS = (("hci0", "hci1"), ("hci1", "hci0"))
 MIRROR_MTU = 247  # what the mirrored link negotiates (a typical modern phone/controller)
 BASE_FLAGS = ((PROP_BROADCAST, "broadcast"), (PROP_READ, "read"), (PROP_WRITE_WITHOUT_RESP, "write-without-response"),
               (PROP_WRITE, "write"), (PROP_NOTIFY, "notify"), (PROP_INDICATE, "indicate"),
@@ -226,7 +225,9 @@ class Air:
         self.sim = sim
         self.gatt = gatt
         self.advertising = advertising
-        self.mirrors = [Mirror(self, server, central) for server, central in PAIRS]
+        # Every adapter hears every other adapter's advertisements: one mirror per ordered pair.
+        self.mirrors = [Mirror(self, server, central) for server in sim.adapter_names for central in sim.adapter_names
+                        if server != central]
         self.pending = False
         self.lock = asyncio.Lock()  # one rebuild at a time: a rebuild awaits the apps
         gatt.add_listener(lambda _app, _event: self.schedule())

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 
+from .adapter import parse_adapter_names
 from .core import Simulator
 
 log = logging.getLogger("bluezsim")
@@ -55,6 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     group.add_argument("--address", help="use an existing bus at this D-Bus address instead")
     p.add_argument("--gatt-cache", choices=["always", "yes", "no"], default="always",
                    help="main.conf [GATT] Cache mode")
+    p.add_argument("--adapters", help="comma-separated adapters, e.g. hci0,hci1,hci2 (default: the scenario's "
+                   "`adapters`, else hci0,hci1)")
     p.add_argument("--log-level", default=os.environ.get("BLUEZ_SIM_LOG", "WARNING"))
     return p.parse_args(argv)
 
@@ -103,6 +106,12 @@ async def run(args: argparse.Namespace) -> int:
 
     # A missing or invalid scenario is refused before anything starts.
     scenario = load_scenario(args.scenario) if args.scenario else None
+    adapters = args.adapters.split(",") if args.adapters else scenario.adapter_names() if scenario else None
+    if adapters is not None:
+        try:
+            parse_adapter_names(adapters)
+        except ValueError as e:
+            raise ScenarioError(f"adapters: {e}") from None
     workdir = tempfile.mkdtemp(prefix="bluez-sim-")
     daemon = None
     try:
@@ -110,7 +119,7 @@ async def run(args: argparse.Namespace) -> int:
             address = args.address
         else:
             daemon, address = start_dbus_daemon(workdir)
-        sim = Simulator(address, args.bluez_version)
+        sim = Simulator(address, args.bluez_version, adapters)
         sim.gatt_cache = args.gatt_cache
         sim.add_extension(gatt_server.extension())
         await sim.start()

@@ -56,14 +56,18 @@ class Control(Interface):
         return adapter
 
     def _peripheral(self, address: str):
-        """`AA:BB:..` or `hci1/AA:BB:..` when the same address exists on both adapters."""
+        """`AA:BB:..` or `hci1/AA:BB:..` when the same address exists on several adapters."""
+        return self._heard_peripheral(address)[0]
+
+    def _heard_peripheral(self, address: str):
+        """(peripheral, adapter named in `hciN/AA:BB:..` or None)."""
         adapter = None
         if "/" in address:
             adapter, address = address.split("/", 1)
         p = self.world.find_peripheral(address, adapter)
         if p is None:
-            raise control_error(f"no virtual peripheral {address}")
-        return p
+            raise control_error(f"no virtual peripheral {address}" + (f" on {adapter}" if adapter else ""))
+        return p, adapter
 
     def _char(self, address: str, uuid: str):
         p = self._peripheral(address)
@@ -103,7 +107,38 @@ class Control(Interface):
 
     @method("sn", "")
     def SetRSSI(self, msg: Message, address: str, rssi: int):
-        self._peripheral(address).set_rssi(rssi)
+        """`hciN/AA:..` sets the signal that adapter hears; a bare address sets it on every adapter that hears it."""
+        p, adapter = self._heard_peripheral(address)
+        try:
+            p.set_rssi(rssi, adapter)
+        except ValueError as e:
+            raise control_error(f"SetRSSI: {e}") from None
+
+    @method("s", "a{sn}")
+    def GetSignals(self, msg: Message, address: str):
+        """The RSSI each adapter that hears the peripheral receives its next advert with."""
+        return dict(self._peripheral(address).signals)
+
+    @method("s", "s")
+    def GetLinkAdapter(self, msg: Message, address: str):
+        """The adapter connected to the peripheral now, or "" when it has no link."""
+        link = self._peripheral(address).link
+        return link.adapter.name if link is not None else ""
+
+    @method("ssb", "")
+    async def SetHeard(self, msg: Message, address: str, adapter: str, heard: bool):
+        """Moves the peripheral out of (or back into) `adapter`'s range: no reports reach that adapter, its
+        connection attempts go unanswered, and a link from it drops as a supervision timeout does."""
+        p = self._peripheral(address)
+        if adapter not in p.signals:
+            raise control_error(f"{p.address} is not on the air of {adapter} (heard by {', '.join(p.adapters)})")
+        if heard:
+            p.unheard.discard(adapter)
+            return
+        p.unheard.add(adapter)
+        dev = self.world.device_for(p, adapter)
+        if dev is not None and dev.peripheral is p:
+            await dev.drop_link(*DISCONNECT_REASONS["timeout"])
 
     @method("sq", "")
     def SetMTU(self, msg: Message, address: str, mtu: int):
@@ -157,8 +192,9 @@ class Control(Interface):
     async def Disconnect(self, msg: Message, address: str, reason: str):
         if reason not in DISCONNECT_REASONS:
             raise control_error(f"reason must be one of {sorted(DISCONNECT_REASONS)}")
-        p = self._peripheral(address)
-        dev = self.world.device_for(p)
+        p, adapter = self._heard_peripheral(address)
+        # Without an adapter: the link of whichever adapter holds one (else the first adapter's device).
+        dev = self.world.device_for(p, adapter) if adapter or p.link is None else p.link
         if dev is None:
             raise control_error(f"{p.address} has no device object (not discovered yet)")
         await dev.drop_link(*DISCONNECT_REASONS[reason])
@@ -207,7 +243,7 @@ class Control(Interface):
 
     @method("", "as")
     def ListPeripherals(self, msg: Message):
-        return [f"{p.adapter_name}/{p.address}" for p in self.world.peripherals.values()]
+        return [f"{adapter}/{p.address}" for p in self.world.peripherals.values() for adapter in p.adapters]
 
     @method("ss", "b")
     def IsSubscribed(self, msg: Message, address: str, uuid: str):

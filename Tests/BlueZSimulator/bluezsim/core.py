@@ -17,6 +17,7 @@ from dbus_fast import DBusError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from . import errors
+from .adapter import DEFAULT_ADAPTERS, adapter_address, parse_adapter_names
 from .interface import Interface, Reply
 from .object_calls import introspect, properties_call
 
@@ -30,7 +31,6 @@ INTROSPECTABLE = "org.freedesktop.DBus.Introspectable"
 
 __all__ = ["Simulator", "Interface", "Reply"]
 
-
 class Simulator:
     """One simulated bluetoothd plus the radio world around it.
 
@@ -38,8 +38,10 @@ class Simulator:
     `control_bus` owns org.gattway.Simulator1 and lives for the whole run.
     """
 
-    def __init__(self, address: str, bluez_version: str = "5.66") -> None:
+    def __init__(self, address: str, bluez_version: str = "5.66", adapters: list[str] | None = None) -> None:
         self.address = address
+        # The controllers this bluetoothd serves ("hciN", N the controller index); each hears its own air.
+        self.adapter_names = parse_adapter_names(adapters if adapters is not None else DEFAULT_ADAPTERS)
         self.bluez_version = bluez_version
         self.version_tuple = tuple(int(p) for p in bluez_version.split("."))
         self.bus: MessageBus | None = None
@@ -85,8 +87,9 @@ class Simulator:
         self.adapters = {}
         self.running = True
         self.export("/", _RootObjectManager())
-        for index, address in ((0, "00:AA:01:00:00:00"), (1, "00:AA:01:01:00:01")):
-            adapter = Adapter(self, index, address)
+        for name in self.adapter_names:
+            index = int(name[3:])
+            adapter = Adapter(self, index, adapter_address(index))
             self.adapters[adapter.name] = adapter
             adapter.export_all()
         for ext in self._extensions:
@@ -139,46 +142,52 @@ class Simulator:
     # ----- virtual peripherals -----------------------------------------------------------------
 
     def add_peripheral(self, spec: dict, adapter: str = "hci0") -> Any:
-        """Puts a virtual peripheral on the air of `adapter` (spec: one scenario peripheral; an optional
-        `behaviours` mapping of characteristic UUID -> behaviour object overrides scenario behaviours)."""
+        """Puts a virtual peripheral on the air of `adapter`, or of every adapter its spec's `adapters` (or per-adapter
+        `rssi`) names (spec: one scenario peripheral; an optional `behaviours` mapping of characteristic UUID ->
+        behaviour object overrides scenario behaviours)."""
         from .peripheral import VirtualPeripheral
 
         spec = dict(spec)
         behaviours = spec.pop("behaviours", None)
         p = VirtualPeripheral(self, spec, adapter, behaviours)
-        if p.adapter_name not in ("hci0", "hci1"):
-            raise ValueError(f"unknown adapter {p.adapter_name!r}")
-        key = f"{p.adapter_name}/{p.address}"
-        if key in self.peripherals:
-            raise ValueError(f"a peripheral {p.address} already exists on {p.adapter_name}")
-        self.peripherals[key] = p
+        for name in p.adapters:
+            if name not in self.adapter_names:
+                raise ValueError(f"unknown adapter {name!r} (have {', '.join(self.adapter_names)})")
+            if self.find_peripheral(p.address, name) is not None:
+                raise ValueError(f"a peripheral {p.address} already exists on {name}")
+        self.peripherals[f"{p.adapter_name}/{p.address}"] = p
         self.peripherals_generation += 1
         self.counters["peripherals_added"] += 1
         return p
 
     def find_peripheral(self, address: str, adapter: str | None = None) -> Any:
+        """The peripheral with `address` that `adapter` hears (any adapter when None)."""
         address = address.upper()
-        for key, p in self.peripherals.items():
-            if p.address == address and (adapter is None or p.adapter_name == adapter):
+        for p in self.peripherals.values():
+            if p.address == address and (adapter is None or adapter in p.signals):
                 return p
         return None
 
     async def remove_peripheral(self, p: Any) -> None:
-        """Takes a peripheral off the air: its link drops (remote), bluetoothd keeps its Device object."""
+        """Takes a peripheral off the air: its link drops (remote), bluetoothd keeps its Device objects."""
         p.present = False
         self.peripherals.pop(f"{p.adapter_name}/{p.address}", None)
         self.peripherals_generation += 1
-        adapter = self.adapters.get(p.adapter_name)
-        dev = adapter.devices.get(p.address) if adapter else None
-        if dev is not None:
+        for dev in self.devices_for(p):
             await dev.drop_link("org.bluez.Reason.Remote", "Connection terminated by remote user")
 
     def peripherals_on(self, adapter: str) -> list[Any]:
-        return [p for p in self.peripherals.values() if p.adapter_name == adapter and p.present]
+        """What is on `adapter`'s air (whether in range now or not, see VirtualPeripheral.heard_on)."""
+        return [p for p in self.peripherals.values() if p.present and adapter in p.signals]
 
-    def device_for(self, p: Any) -> Any:
-        adapter = self.adapters.get(p.adapter_name)
-        return adapter.devices.get(p.address) if adapter else None
+    def device_for(self, p: Any, adapter: str | None = None) -> Any:
+        """bluetoothd's Device object for `p` on `adapter` (default: the first adapter that hears it)."""
+        found = self.adapters.get(adapter or p.adapter_name)
+        return found.devices.get(p.address) if found else None
+
+    def devices_for(self, p: Any) -> list[Any]:
+        """The Device objects of every adapter that knows `p` (one per adapter it was discovered on)."""
+        return [d for a in self.adapters.values() if (d := a.devices.get(p.address)) is not None and d.peripheral is p]
 
     # ----- extensions and client tracking ------------------------------------------------------
 

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from .peripheral import VirtualPeripheral
 
 HANG_TIMEOUT = 20.0  # a connection attempt nobody answers ends like the kernel's LE connect timeout
+UNANSWERED_CONNECT = 2.0  # how long an attempt to a peripheral that does not accept it runs before it fails
+LINK_POLL = 0.02  # how often a waiting attempt looks whether the peripheral's link has become free
 
 
 class Device:
@@ -64,7 +66,7 @@ class Device:
         for char in self.gatt.chars:
             char.forget()
         if self.connected:
-            self.peripheral.link_down()
+            self._release_link()
         self.connected = False
 
     def peripheral_connectable(self) -> bool:
@@ -209,19 +211,40 @@ class Device:
     async def _establish(self) -> None:
         p = self.peripheral
         self.sim.counters["connect_attempts"] += 1
-        if not p.present or not p.connectable:
-            await asyncio.sleep(min(HANG_TIMEOUT, 2.0))
+        # 5.66 att_connect_cb() turns every failed LE connection (the kernel's timeout included) into -ECONNABORTED,
+        # which btd_error_le_conn_from_errno() reports as "le-connection-abort-by-local".
+        if not p.present or not p.connectable or not p.heard_on(self.adapter.name):
+            await asyncio.sleep(min(HANG_TIMEOUT, UNANSWERED_CONNECT))
             raise errors.failed("le-connection-abort-by-local")
         if p.connect_hang:
             await asyncio.sleep(HANG_TIMEOUT)
             raise errors.failed("le-connection-abort-by-local")
         await asyncio.sleep(p.connect_delay)
+        await self._take_link(p)
         if p.connect_failures:
+            p.link = None
             reason = p.connect_failures.pop(0)
             self.sim.counters["connect_failures"] += 1
             raise errors.failed(reason)
         self.connected = True
         self.changed({"Connected": Variant("b", True)})
+
+    async def _take_link(self, p) -> None:
+        """A peripheral holds one link: while another adapter is connected to it, it does not advertise connectably,
+        so this attempt gets no answer and ends as any unanswered LE connection does. If the other link ends first,
+        the peripheral accepts this one (the attempt is still running)."""
+        deadline = asyncio.get_running_loop().time() + UNANSWERED_CONNECT
+        while p.link is not None and p.link is not self:
+            if asyncio.get_running_loop().time() >= deadline:
+                self.sim.counters["connect_refused_link_busy"] += 1
+                raise errors.failed("le-connection-abort-by-local")
+            await asyncio.sleep(LINK_POLL)
+        p.link = self
+
+    def _release_link(self) -> None:
+        if self.peripheral.link is self:
+            self.peripheral.link = None
+            self.peripheral.link_down()
 
     async def disconnect(self) -> None:
         if self.connecting is not None:
@@ -236,7 +259,7 @@ class Device:
         if not self.connected:
             return
         self.connected = False
-        self.peripheral.link_down()
+        self._release_link()
         self.gatt.link_down()
         if self.services_resolved:
             self.services_resolved = False

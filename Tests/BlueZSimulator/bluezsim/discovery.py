@@ -223,7 +223,8 @@ class Discovery:
                 if not p.present:
                     known.discard(id(p))
                     continue
-                self.report(p, p.next_report())
+                if p.heard_on(self.adapter.name):  # out of range for now (SetHeard): its reports are not received
+                    self.report(p, p.next_report(self.adapter.name))
                 # Due times advance by the interval, so an advertiser faster than the tick sends every report
                 # it owes (several per tick); one that fell more than a tick behind starts afresh from now.
                 following = due + p.interval
@@ -239,6 +240,7 @@ class Discovery:
 
         self.sim.counters["adv_reports"] += 1
         self.sim.counters[f"adv_reports.{p.address}"] += 1
+        self.sim.counters[f"adv_reports.{self.adapter.name}.{p.address}"] += 1
         sessions = self.sessions
         if not sessions:
             return

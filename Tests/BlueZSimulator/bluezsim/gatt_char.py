@@ -96,7 +96,7 @@ class RemoteCharacteristic(Interface):
             self.properties_changed({"MTU": Variant("q", self.client.mtu)})
 
     def link_down(self) -> None:
-        self.model.remote = None
+        self._let_go_of_model()
         self.close_sockets()
         if self.read_op is not None and not self.read_op[1].done():
             # disc_att_send_op() completes a request cut by the link with an error PDU-less response,
@@ -121,8 +121,13 @@ class RemoteCharacteristic(Interface):
     def forget(self) -> None:
         """The object goes away (cache policy or device removal)."""
         self.close_sockets()
-        self.model.remote = None
+        self._let_go_of_model()
         self.sim.remove_client_watch(self._client_left)
+
+    def _let_go_of_model(self) -> None:
+        """The peripheral's characteristic stops delivering here, unless another adapter's link delivers it now."""
+        if self.model.remote is self:
+            self.model.remote = None
 
     @property
     def device(self):
@@ -263,7 +268,10 @@ class RemoteCharacteristic(Interface):
     async def _write_ccc(self, enable: bool) -> None:
         indicate = "indicate" in self.model.flags and "notify" not in self.model.flags
         await self.model.set_subscribed(enable, indicate)
-        self.model.remote = self if self.device.connected else None
+        if self.device.connected:
+            self.model.remote = self
+        else:
+            self._let_go_of_model()
         if self.model.notifier is not None:
             self.model.notifier.update()
 

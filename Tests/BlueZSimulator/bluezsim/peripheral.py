@@ -81,6 +81,38 @@ def _data(v: Any) -> bytes:
     return _bytes(v)
 
 
+def peripheral_adapters(spec: dict, default: str) -> list[str]:
+    """The adapters that hear a peripheral: `adapters`, else the keys of a per-adapter `rssi`, else `adapter`."""
+    listed = spec.get("adapters")
+    rssi = spec.get("rssi")
+    if listed is not None and "adapter" in spec:
+        raise ValueError("give `adapter` or `adapters`, not both")
+    if listed is None:
+        listed = list(rssi) if isinstance(rssi, dict) else [spec.get("adapter", default)]
+    if not listed or len(set(listed)) != len(listed):
+        raise ValueError(f"adapters must be distinct and at least one: {listed!r}")
+    return [str(a) for a in listed]
+
+
+def peripheral_signals(rssi: Any, adapters: list[str]) -> dict[str, int]:
+    """`rssi` as one value for every adapter, or per adapter (adapters it does not name hear -60 dBm)."""
+    if isinstance(rssi, dict):
+        unknown = sorted(set(rssi) - set(adapters))
+        if unknown:
+            raise ValueError(f"rssi names adapters that do not hear the peripheral: {', '.join(unknown)}")
+        signals = {a: int(rssi.get(a, -60)) for a in adapters}
+    else:
+        signals = {a: int(rssi) for a in adapters}
+    for value in signals.values():
+        check_rssi(value)
+    return signals
+
+
+def check_rssi(rssi: int) -> None:
+    if not -127 <= rssi <= 20:  # an HCI advertising report's RSSI range
+        raise ValueError(f"RSSI {rssi} is outside -127…20 dBm")
+
+
 class VirtualPeripheral:
     def __init__(self, sim: "Simulator", spec: dict, adapter: str = "hci0",
                  behaviours: dict[str, Any] | None = None) -> None:
@@ -90,13 +122,17 @@ class VirtualPeripheral:
         self.address_type = spec.get("address_type", "public")
         if self.address_type not in ("public", "random"):
             raise ValueError(f"{self.address}: address_type must be public or random")
-        self.adapter_name = spec.get("adapter", adapter)
+        self.adapters = peripheral_adapters(spec, adapter)
+        self.adapter_name = self.adapters[0]  # its key in the simulator; control calls may name any of its adapters
         self.connectable = bool(spec.get("connectable", True))
         # Down to 1 ms: below BLE's 20 ms, so that one simulated sensor can load a receiver like many real ones.
         self.interval = max(0.001, float(spec.get("interval_ms", 200)) / 1000.0)
         first = spec.get("first_report_ms")
         self.first_report = None if first is None else float(first) / 1000.0
-        self.rssi = int(spec.get("rssi", -60))
+        # The signal each adapter hears it with: one peripheral heard by several adapters, each its own RSSI.
+        self.signals = peripheral_signals(spec.get("rssi", -60), self.adapters)
+        self.unheard: set[str] = set()  # adapters it is out of range of for now (SetHeard)
+        self.link: Any = None  # the Device connected to it: a peripheral accepts one link at a time
         walk = spec.get("rssi_walk")
         self.rssi_walk = (int(walk.get("min", -95)), int(walk.get("max", -35)), int(walk.get("step", 3))) \
             if walk else None
@@ -135,7 +171,17 @@ class VirtualPeripheral:
             return self.first_report
         return random.uniform(0.0, min(self.interval, 0.05))
 
-    def next_report(self) -> dict:
+    @property
+    def rssi(self) -> int:
+        """The signal on its first adapter."""
+        return self.signals[self.adapter_name]
+
+    def heard_on(self, adapter: str) -> bool:
+        return adapter in self.signals and adapter not in self.unheard
+
+    def next_report(self, adapter: str | None = None) -> dict:
+        """The next advertising report as `adapter`'s radio receives it (default: the first adapter)."""
+        adapter = adapter or self.adapter_name
         report = dict(self.advert)
         if self.sequence:
             index = int((time.monotonic() - self.t0) / self.sequence_period) % len(self.sequence)
@@ -144,8 +190,8 @@ class VirtualPeripheral:
             report.update(self.sensor.advert(time.monotonic()))
         if self.rssi_walk is not None:
             lo, hi, step = self.rssi_walk
-            self.rssi = max(lo, min(hi, self.rssi + random.randint(-step, step)))
-        report["rssi"] = self.rssi
+            self.signals[adapter] = max(lo, min(hi, self.signals[adapter] + random.randint(-step, step)))
+        report["rssi"] = self.signals[adapter]
         return report
 
     def update_advert(self, patch: dict) -> None:
@@ -154,8 +200,13 @@ class VirtualPeripheral:
         self.sequence = []
         self.sensor = None
 
-    def set_rssi(self, rssi: int) -> None:
-        self.rssi = rssi
+    def set_rssi(self, rssi: int, adapter: str | None = None) -> None:
+        """The signal `adapter` hears from the next report on (every adapter's when None); the random walk stops."""
+        check_rssi(rssi)
+        if adapter is not None and adapter not in self.signals:
+            raise ValueError(f"{self.address} is not on the air of {adapter} (heard by {', '.join(self.adapters)})")
+        for name in [adapter] if adapter is not None else self.adapters:
+            self.signals[name] = rssi
         self.rssi_walk = None
 
     # ----- GATT ------------------------------------------------------------------------------
@@ -191,4 +242,5 @@ class VirtualPeripheral:
 
     def detach(self) -> None:
         """bluetoothd stopped: its links are gone."""
+        self.link = None
         self.link_down()

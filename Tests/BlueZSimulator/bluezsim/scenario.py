@@ -23,6 +23,10 @@ class Scenario:
         self.data = data
         self.origin = origin
 
+    def adapter_names(self) -> list[str] | None:
+        """The adapters the scenario's bluetoothd has (`adapters:`), or None for the default."""
+        return self.data.get("adapters")
+
     def peripheral_specs(self) -> list[dict]:
         specs = list(self.data.get("peripherals") or [])
         crowd = self.data.get("crowd")

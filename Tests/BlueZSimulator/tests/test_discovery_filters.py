@@ -70,6 +70,7 @@ def test_the_filter_outlives_stop_discovery_until_cleared():
             await adapter(bus, "SetDiscoveryFilter", {"Transport": v("s", "le")})
             await adapter(bus, "StartDiscovery")
             await rec.wait(appeared(HIDDEN), what="the non-discoverable advertiser, filtered")
+            await rec.wait(appeared(VISIBLE), what="the discoverable advertiser, removed below")
             await adapter(bus, "StopDiscovery")
             await call(bus, bluez(HCI0, A1), "RemoveDevice", "o", [dev_path(HIDDEN)])
             # The next session of the same client is filtered again without a new SetDiscoveryFilter.
