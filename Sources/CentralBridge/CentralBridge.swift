@@ -311,7 +311,10 @@ package actor CentralBridge: Service {
     /// `max_tracked_devices` slots, and when those are full a newcomer takes the slot of the one silent longest
     /// (at least `matchedSlotMinimumSilence`, and not connected), so advertisers faking a match cannot keep them all.
     func deviceSeen(_ path: String) {
-        guard devices[path] == nil, let state = tree.devices[path], let address = state.address,
+        // Only what the configured adapter hears: another adapter of the host (or of a simulated bluetoothd shared
+        // by a fleet) is not this gateway's radio.
+        guard devices[path] == nil, let state = tree.devices[path], state.adapterPath == adapterPath,
+            let address = state.address,
             let index = DeviceMatcher.configuredIndex(of: state, in: configuration.devices)
         else { return }
         let configured = configuration.devices[index]

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TestWorld
+
+/// Three built gateways on one simulated bluetoothd (an adapter each, scenarios/fleet.yaml) and one mosquitto: the
+/// fleet ownership protocol as the daemon runs it. The strap is heard best by gw1 (hci1 −58 dBm), then gw0 (−75),
+/// then gw2 (−80); the simulated strap accepts one link at a time, and a connect while another adapter holds it
+/// fails (counted in the simulator's `connect_refused_link_busy`).
+@Suite(.serialized, .timeLimit(.minutes(4)))
+struct FleetEndToEndTests {
+    static let heartRate = "gattway/strap/heart_rate"
+    static let adapters = FleetWorld.adapters
+
+    /// The strap's own stream stops; `count` values with distinct bpm (from `firstBPM`) are notified and must
+    /// each arrive once, in order, and nothing else.
+    private func expectEachValueOnce(_ world: FleetWorld, count: Int, firstBPM: UInt8) async throws {
+        let mark = world.observer.messages(on: Self.heartRate).count
+        for offset in 0..<count {
+            try await world.control.notify(FleetWorld.strap, uuid: "2A37", [0x00, firstBPM + UInt8(offset)])
+        }
+        let last = "{\"bpm\":\(Int(firstBPM) + count - 1)}"
+        try await world.observer.waitForMessage(on: Self.heartRate, skipping: mark) { $0 == last }
+        let received = world.observer.messages(on: Self.heartRate).dropFirst(mark).map(\.payload)
+        #expect(received == (0..<count).map { "{\"bpm\":\(Int(firstBPM) + $0)}" })
+    }
+
+    @Test func oneGatewayOwnsTheStrapAndAnotherPublishesItWithinTenSecondsOfItsKill() async throws {
+        let world = try await FleetWorld()
+        try await world.run { world in
+            try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
+            try await world.waitForOwner("gw1", of: "strap")
+            #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci1")
+            try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
+            try await expectEachValueOnce(world, count: 20, firstBPM: 60)
+            // Nobody else ever tried to connect it, and every claim of it named gw1.
+            #expect(try await world.control.counter("connect_refused_link_busy") == 0)
+            #expect(Set(world.claimedOwners(of: "strap")) == ["gw1"])
+            // The daemon's claims and sightings are what the schemas say.
+            let sightings = try await world.observer.waitForMessage(on: "gattway/bridge/gw1/sightings")
+            let claims = world.observer.messages(on: "gattway/fleet/owner/strap").map {
+                ("gattway/fleet/owner/strap", "fleet-owner.schema.json", $0.payload)
+            }
+            #expect(try await PayloadSchemas.problems(
+                claims + [("gattway/bridge/gw1/sightings", "bridge-sightings.schema.json", sightings.payload)]) == [])
+
+            // gw1 dies with its host: its process, and the link its bluetoothd held.
+            let availabilityMark = world.observer.messages(on: "gattway/strap/availability").count
+            world["gw1"].send(SIGKILL)
+            let killed = ContinuousClock.now
+            try await world.radio.disconnect(device: FleetWorld.strap, adapter: "hci1")
+            try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 4)
+            try await world.observer.waitForMessage(
+                on: "gattway/strap/availability", skipping: availabilityMark, timeout: .seconds(10) - killed.duration(to: .now)
+            ) { $0 == "online" }
+            let valueMark = world.observer.messages(on: Self.heartRate).count
+            try await world.observer.waitForMessage(
+                on: Self.heartRate, skipping: valueMark, timeout: .seconds(10) - killed.duration(to: .now))
+            let owner = try #require(world.claimedOwners(of: "strap").last)
+            #expect(owner != "gw1")
+            #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == Self.adapters[owner])
+            try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
+            try await expectEachValueOnce(world, count: 10, firstBPM: 100)
+        }
+    }
+
+    @Test func aSignalThatMovesMovesOwnershipOnceAndOnlyOnce() async throws {
+        let world = try await FleetWorld(fleet: "hold: 3")
+        try await world.run { world in
+            try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
+            try await world.waitForOwner("gw1", of: "strap")
+            // The strap moves next to gw2's room and away from gw1's.
+            try await world.radio.setRSSI(device: FleetWorld.strap, adapter: "hci2", rssi: -45)
+            try await world.radio.setRSSI(device: FleetWorld.strap, adapter: "hci1", rssi: -85)
+            try await world.waitForOwner("gw2", of: "strap")
+            let moved = world.observer.messages(on: Self.heartRate).count
+            // gw2 connects once gw1 let go; its values flow. Over the next 15 of them ownership stays put.
+            try await world.observer.waitForMessage(on: Self.heartRate, skipping: moved + 15, timeout: .seconds(60))
+            #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci2")
+            #expect(world.owners(of: "strap") == ["gw1", "gw2"], "claims: \(world.claims(of: "strap"))")
+            try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
+            try await expectEachValueOnce(world, count: 10, firstBPM: 70)
+        }
+    }
+
+    @Test func pinningWinsAndRequestsAndCommandsAreAnsweredOnce() async throws {
+        let world = try await FleetWorld(fleet: "hold: 3, pinned: { strap: gw2 }")
+        try await world.run { world in
+            // gw2 hears the strap worst of all, yet owns it.
+            try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
+            try await world.waitForOwner("gw2", of: "strap")
+            #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci2")
+            #expect(world.observer.messages(on: "gattway/fleet/owner/strap").last?.payload.contains("\"pinned\":true") == true)
+            try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
+            try await expectEachValueOnce(world, count: 10, firstBPM: 80)
+            // Whoever claimed before gw2 heard the strap, nobody claimed it after gw2 did.
+            let owners = world.claimedOwners(of: "strap")
+            let pinnedFrom = try #require(owners.firstIndex(of: "gw2"))
+            #expect(Set(owners[pinnedFrom...]) == ["gw2"])
+
+            // The lock (on_demand) is gw0's, heard best there: one write, one result.
+            try await world.waitForOwner("gw0", of: "lock")
+            try await world.publish("gattway/lock/control/set", #"{"value":"unlock","transaction":"once"}"#)
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0.contains(#""ok":true"#) }
+            // A request to gw1 alone, then one to each of the others: they read the broker in order, so once they
+            // have answered theirs they have seen the /set and the first request too.
+            try await world.publish("gattway/bridge/gw1/request/devices", #"{"transaction":"first"}"#)
+            for id in ["gw0", "gw2"] {
+                try await world.publish("gattway/bridge/\(id)/request/devices", #"{"transaction":"\#(id)"}"#)
+                try await world.observer.waitForMessage(on: "gattway/bridge/\(id)/response/devices") {
+                    $0.contains(#""transaction":"\#(id)""#)
+                }
+            }
+            try await world.observer.waitForMessage(on: "gattway/bridge/gw1/response/devices") { $0.contains("first") }
+            let firstAnswers = world.observer.messages.filter { $0.topic.contains("/response/") && $0.payload.contains(#""first""#) }
+            #expect(firstAnswers.map(\.topic) == ["gattway/bridge/gw1/response/devices"])
+            #expect(world.observer.messages(on: "gattway/lock/control/set/result").count == 1)
+            #expect(try await world.control.writes(FleetWorld.lock, uuid: "0000fff1-0000-1000-8000-00805f9b34fb").count == 1)
+        }
+    }
+}
