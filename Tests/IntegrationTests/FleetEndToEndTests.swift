@@ -101,8 +101,12 @@ struct FleetEndToEndTests {
             try await world.waitForOwner("gw0", of: "lock")
             try await world.publish("gattway/lock/control/set", #"{"value":"unlock","transaction":"once"}"#)
             try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0.contains(#""ok":true"#) }
+            // The others received the /set and left it to its owner, as their counters say.
+            for id in ["gw1", "gw2"] {
+                try await world.waitForCounter("gattway.fleet.commands_left_to_owner", of: id, toBe: 1)
+            }
             // A request to gw1 alone, then one to each of the others: they read the broker in order, so once they
-            // have answered theirs they have seen the /set and the first request too.
+            // have answered theirs they have seen the first request too.
             try await world.publish("gattway/bridge/gw1/request/devices", #"{"transaction":"first"}"#)
             for id in ["gw0", "gw2"] {
                 try await world.publish("gattway/bridge/\(id)/request/devices", #"{"transaction":"\#(id)"}"#)

@@ -82,6 +82,7 @@ final class FleetWorld: EndToEndWorld {
           client_id: gattway-\(id)
           gateway_id: \(id)
           keepalive: 5
+          metrics_interval: 1
         bluetooth:
           adapter: \(adapter)
           request_timeout: 3
@@ -128,6 +129,14 @@ final class FleetWorld: EndToEndWorld {
     func waitForOwner(_ gateway: String, of device: String, timeout: Duration = .seconds(30)) async throws {
         try await observer.waitForMessage(on: "gattway/fleet/owner/\(device)", timeout: timeout) {
             $0.contains("\"gateway\":\"\(gateway)\"")
+        }
+    }
+
+    /// Waits for a `bridge/<gateway>/metrics` snapshot whose counter `name` is `value`.
+    func waitForCounter(_ name: String, of gateway: String, toBe value: Double) async throws {
+        try await observer.waitForMessage(on: "gattway/bridge/\(gateway)/metrics") { payload in
+            let json = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]
+            return ((json?["counters"] as? [String: Any])?[name] as? NSNumber)?.doubleValue == value
         }
     }
 
