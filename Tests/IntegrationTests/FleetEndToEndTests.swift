@@ -13,7 +13,7 @@ struct FleetEndToEndTests {
 
     /// The strap's own stream stops; `count` values with distinct bpm (from `firstBPM`) are notified and must
     /// each arrive once, in order, and nothing else.
-    private func expectEachValueOnce(_ world: FleetWorld, count: Int, firstBPM: UInt8) async throws {
+    private static func expectEachValueOnce(_ world: FleetWorld, count: Int, firstBPM: UInt8) async throws {
         let mark = world.observer.messages(on: Self.heartRate).count
         for offset in 0..<count {
             try await world.control.notify(FleetWorld.strap, uuid: "2A37", [0x00, firstBPM + UInt8(offset)])
@@ -25,13 +25,18 @@ struct FleetEndToEndTests {
     }
 
     @Test func oneGatewayOwnsTheStrapAndAnotherPublishesItWithinTenSecondsOfItsKill() async throws {
-        let world = try await FleetWorld()
+        try await Self.oneOwnerThenTakeoverAfterItsKill(in: try await FleetWorld())
+    }
+
+    /// The strap is owned, connected and published by gw1 alone, each value once; gw1 is killed and another gateway
+    /// publishes the strap's values within 10 s.
+    static func oneOwnerThenTakeoverAfterItsKill(in world: FleetWorld) async throws {
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
             try await world.waitForOwner("gw1", of: "strap")
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci1")
             try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
-            try await expectEachValueOnce(world, count: 20, firstBPM: 60)
+            try await Self.expectEachValueOnce(world, count: 20, firstBPM: 60)
             // Nobody else ever tried to connect it, and every claim of it named gw1.
             #expect(try await world.control.counter("connect_refused_link_busy") == 0)
             #expect(Set(world.claimedOwners(of: "strap")) == ["gw1"])
@@ -59,7 +64,7 @@ struct FleetEndToEndTests {
             #expect(owner != "gw1")
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == Self.adapters[owner])
             try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
-            try await expectEachValueOnce(world, count: 10, firstBPM: 100)
+            try await Self.expectEachValueOnce(world, count: 10, firstBPM: 100)
         }
     }
 
@@ -78,7 +83,7 @@ struct FleetEndToEndTests {
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci2")
             #expect(world.owners(of: "strap") == ["gw1", "gw2"], "claims: \(world.claims(of: "strap"))")
             try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
-            try await expectEachValueOnce(world, count: 10, firstBPM: 70)
+            try await Self.expectEachValueOnce(world, count: 10, firstBPM: 70)
         }
     }
 
@@ -91,7 +96,7 @@ struct FleetEndToEndTests {
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci2")
             #expect(world.observer.messages(on: "gattway/fleet/owner/strap").last?.payload.contains("\"pinned\":true") == true)
             try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
-            try await expectEachValueOnce(world, count: 10, firstBPM: 80)
+            try await Self.expectEachValueOnce(world, count: 10, firstBPM: 80)
             // Whoever claimed before gw2 heard the strap, nobody claimed it after gw2 did.
             let owners = world.claimedOwners(of: "strap")
             let pinnedFrom = try #require(owners.firstIndex(of: "gw2"))
@@ -120,5 +125,24 @@ struct FleetEndToEndTests {
             #expect(world.observer.messages(on: "gattway/lock/control/set/result").count == 1)
             #expect(try await world.control.writes(FleetWorld.lock, uuid: "0000fff1-0000-1000-8000-00805f9b34fb").count == 1)
         }
+    }
+}
+
+/// The same fleet on a two-node RabbitMQ cluster (MQTT 3.1.1): gw0 and gw2 on the first node, gw1 (the strap's
+/// first owner) on the second. Claims reach the other node live (retained ones stay on their node, so the devices
+/// come into range only once every gateway is up, as in every fleet test).
+@Suite(.serialized, .timeLimit(.minutes(15)))
+struct FleetRabbitMQEndToEndTests {
+    @Test func oneOwnerAcrossTwoNodesAndATakeoverAfterItsKill() async throws {
+        let cluster = try await RabbitMQCluster(nodeCount: 2)
+        let world: FleetWorld
+        do {
+            world = try await FleetWorld(broker: .rabbitMQ(cluster))
+        } catch {
+            Issue.record("node 1 log:\n\(cluster.log(node: 0))\nnode 2 log:\n\(cluster.log(node: 1))")
+            await cluster.stop()
+            throw error
+        }
+        try await FleetEndToEndTests.oneOwnerThenTakeoverAfterItsKill(in: world)
     }
 }

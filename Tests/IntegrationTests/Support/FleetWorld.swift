@@ -4,16 +4,36 @@ import Foundation
 import TestWorld
 
 /// A fleet of three built `gattway` binaries (gateway ids gw0, gw1, gw2 on adapters hci0, hci1, hci2 of one
-/// simulated bluetoothd running `fleet.yaml`), one mosquitto, a `mosquitto_sub` watching `gattway/#`, and the
-/// simulator's air (`SimulatorRadio`) to move signals.
+/// simulated bluetoothd running `fleet.yaml`), one broker (mosquitto, or a two-node RabbitMQ cluster with gw0 and
+/// gw2 on the first node and gw1 on the second), a `mosquitto_sub` watching `gattway/#`, and the simulator's air
+/// (`SimulatorRadio`) to move signals.
 final class FleetWorld: EndToEndWorld {
+    /// Where the gateways connect.
+    enum Broker: Sendable {
+        case mosquitto(MosquittoBroker)
+        /// MQTT 3.1.1 only; retained messages stay on the node that received them.
+        case rabbitMQ(RabbitMQCluster)
+
+        /// The broker port gateway `index` (0, 1, 2) connects to: on a cluster, alternating nodes.
+        func port(ofGateway index: Int) -> UInt16 {
+            switch self {
+            case .mosquitto(let broker): broker.port
+            case .rabbitMQ(let cluster): cluster.nodes[index % cluster.nodes.count].mqttPort
+            }
+        }
+
+        var isRabbitMQ: Bool { if case .rabbitMQ = self { true } else { false } }
+        /// As mosquitto_sub and mosquitto_pub name it.
+        var protocolVersion: String { isRabbitMQ ? "311" : "5" }
+    }
+
     static let strap = "C4:7C:8D:6A:3E:11"
     static let lock = "D0:0D:10:C4:00:01"
     static let thermometer = "A4:C1:38:00:00:01"
     static let gatewayIDs = ["gw0", "gw1", "gw2"]
 
     let simulator: BlueZSimulatorProcess
-    let broker: MosquittoBroker
+    let broker: Broker
     let observer: MQTTObserver
     let radio: SimulatorRadio
     let control: SimulatorControl
@@ -22,11 +42,14 @@ final class FleetWorld: EndToEndWorld {
     let gateways: [String: ChildProcess]
 
     /// `fleet` is the body of every gateway's `fleet:` section.
-    init(fleet: String = "hold: 3") async throws {
+    /// `broker` nil: a mosquitto of its own. The observer is on the last gateway's node, subscribed before any
+    /// gateway starts (a cluster's retained messages do not cross nodes).
+    init(fleet: String = "hold: 3", broker: Broker? = nil) async throws {
         simulator = try await BlueZSimulatorProcess(scenario: "fleet.yaml")
-        broker = try await MosquittoBroker()
+        if let broker { self.broker = broker } else { self.broker = .mosquitto(try await MosquittoBroker()) }
         directory = try makeTemporaryDirectory("gattway-fleet")
-        observer = try await MQTTObserver(port: broker.port, filters: ["gattway/#"])
+        observer = try await MQTTObserver(
+            port: self.broker.port(ofGateway: 1), filters: ["gattway/#"], protocolVersion: self.broker.protocolVersion)
         radio = try await SimulatorRadio.connect(to: simulator)
         control = try await SimulatorControl.connect(to: simulator)
         // The devices come into range only once every gateway is up and scanning, so that all of them hear them at
@@ -38,10 +61,11 @@ final class FleetWorld: EndToEndWorld {
             for adapter in hearers[device]! { try await radio.setHeard(device: device, adapter: adapter, heard: false) }
         }
         var gateways: [String: ChildProcess] = [:]
-        for id in Self.gatewayIDs {
+        for (index, id) in Self.gatewayIDs.enumerated() {
             let path = directory + "/\(id).yaml"
             try Self.configuration(
-                id: id, adapter: Self.adapters[id]!, port: broker.port, stateDirectory: directory + "/\(id)", fleet: fleet
+                id: id, adapter: Self.adapters[id]!, port: self.broker.port(ofGateway: index),
+                protocolVersion: self.broker.isRabbitMQ ? "3.1.1" : "5", stateDirectory: directory + "/\(id)", fleet: fleet
             ).write(toFile: path, atomically: true, encoding: .utf8)
             gateways[id] = try GattwayBinary.start(
                 config: path, environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress])
@@ -74,13 +98,16 @@ final class FleetWorld: EndToEndWorld {
 
     /// One gateway's configuration: its own adapter, gateway id and client id; keepalive 5 s, so that the broker
     /// publishes the Last Will of a killed gateway within 7.5 s.
-    static func configuration(id: String, adapter: String, port: UInt16, stateDirectory: String, fleet: String) -> String {
+    static func configuration(
+        id: String, adapter: String, port: UInt16, protocolVersion: String, stateDirectory: String, fleet: String
+    ) -> String {
         """
         mqtt:
           url: "mqtt://127.0.0.1:\(port)"
           base_topic: gattway
           client_id: gattway-\(id)
           gateway_id: \(id)
+          protocol: "\(protocolVersion)"
           keepalive: 5
           metrics_interval: 1
         bluetooth:
@@ -111,7 +138,8 @@ final class FleetWorld: EndToEndWorld {
     subscript(_ id: String) -> ChildProcess { gateways[id]! }
 
     func publish(_ topic: String, _ payload: String) async throws {
-        try await MQTTObserver.publish(port: broker.port, topic: topic, payload: payload)
+        try await MQTTObserver.publish(
+            port: broker.port(ofGateway: 0), topic: topic, payload: payload, extraArguments: ["-V", broker.protocolVersion])
     }
 
     /// Every claim published for `device`, in the order the broker delivered them.
@@ -145,7 +173,10 @@ final class FleetWorld: EndToEndWorld {
         await observer.stop()
         await radio.close()
         await control.close()
-        await broker.stop()
+        switch broker {
+        case .mosquitto(let mosquitto): await mosquitto.stop()
+        case .rabbitMQ(let cluster): await cluster.stop()
+        }
         await simulator.stop()
     }
 
