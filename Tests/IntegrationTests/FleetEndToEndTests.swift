@@ -69,7 +69,11 @@ struct FleetEndToEndTests {
     }
 
     @Test func aSignalThatMovesMovesOwnershipOnceAndOnlyOnce() async throws {
-        let world = try await FleetWorld(fleet: "hold: 3")
+        try await Self.ownershipFollowsAMovedSignalOnce(in: try await FleetWorld(fleet: "hold: 3"))
+    }
+
+    /// The strap moves from gw1's room to gw2's: ownership moves once, and stays.
+    static func ownershipFollowsAMovedSignalOnce(in world: FleetWorld) async throws {
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
             try await world.waitForOwner("gw1", of: "strap")
@@ -88,7 +92,14 @@ struct FleetEndToEndTests {
     }
 
     @Test func pinningWinsAndRequestsAndCommandsAreAnsweredOnce() async throws {
-        let world = try await FleetWorld(fleet: "hold: 3, pinned: { strap: gw2 }")
+        try await Self.pinningWinsAndEachCommandIsAnsweredOnce(in: try await FleetWorld(fleet: Self.pinnedFleet))
+    }
+
+    static let pinnedFleet = "hold: 3, pinned: { strap: gw2 }"
+
+    /// The strap pinned to gw2 (which hears it worst) is gw2's; the lock's /set and a request to gw1 are answered
+    /// once, by the gateway they are for.
+    static func pinningWinsAndEachCommandIsAnsweredOnce(in world: FleetWorld) async throws {
         try await world.run { world in
             // gw2 hears the strap worst of all, yet owns it.
             try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
@@ -131,18 +142,30 @@ struct FleetEndToEndTests {
 /// The same fleet on a two-node RabbitMQ cluster (MQTT 3.1.1): gw0 and gw2 on the first node, gw1 (the strap's
 /// first owner) on the second. Claims reach the other node live (retained ones stay on their node, so the devices
 /// come into range only once every gateway is up, as in every fleet test).
+/// A cluster per test: one that outlives a test keeps its retained claims.
 @Suite(.serialized, .timeLimit(.minutes(15)))
 struct FleetRabbitMQEndToEndTests {
-    @Test func oneOwnerAcrossTwoNodesAndATakeoverAfterItsKill() async throws {
+    private func world(fleet: String = "hold: 3") async throws -> FleetWorld {
         let cluster = try await RabbitMQCluster(nodeCount: 2)
-        let world: FleetWorld
         do {
-            world = try await FleetWorld(broker: .rabbitMQ(cluster))
+            return try await FleetWorld(fleet: fleet, broker: .rabbitMQ(cluster))
         } catch {
             Issue.record("node 1 log:\n\(cluster.log(node: 0))\nnode 2 log:\n\(cluster.log(node: 1))")
             await cluster.stop()
             throw error
         }
-        try await FleetEndToEndTests.oneOwnerThenTakeoverAfterItsKill(in: world)
+    }
+
+    @Test func oneOwnerAcrossTwoNodesAndATakeoverAfterItsKill() async throws {
+        try await FleetEndToEndTests.oneOwnerThenTakeoverAfterItsKill(in: try await world())
+    }
+
+    @Test func aMovedSignalMovesOwnershipOnceAcrossNodes() async throws {
+        try await FleetEndToEndTests.ownershipFollowsAMovedSignalOnce(in: try await world())
+    }
+
+    @Test func pinningAndCommandsAcrossNodes() async throws {
+        try await FleetEndToEndTests.pinningWinsAndEachCommandIsAnsweredOnce(
+            in: try await world(fleet: FleetEndToEndTests.pinnedFleet))
     }
 }
