@@ -60,6 +60,7 @@ struct FleetEndToEndTests {
             let valueMark = world.observer.messages(on: Self.heartRate).count
             try await world.observer.waitForMessage(
                 on: Self.heartRate, skipping: valueMark, timeout: .seconds(10) - killed.duration(to: .now))
+            print("FleetEndToEndTests: the strap's values published again \(killed.duration(to: .now)) after the owner's kill")
             let owner = try #require(world.claimedOwners(of: "strap").last)
             #expect(owner != "gw1")
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == Self.adapters[owner])
