@@ -34,6 +34,8 @@ final class FleetWorld: EndToEndWorld {
 
     let simulator: BlueZSimulatorProcess
     let broker: Broker
+    /// Whether `stop()` stops the broker too (a cluster shared by several worlds outlives each).
+    let stopsBroker: Bool
     let observer: MQTTObserver
     let radio: SimulatorRadio
     let control: SimulatorControl
@@ -44,7 +46,8 @@ final class FleetWorld: EndToEndWorld {
     /// `fleet` is the body of every gateway's `fleet:` section.
     /// `broker` nil: a mosquitto of its own. The observer is on the last gateway's node, subscribed before any
     /// gateway starts (a cluster's retained messages do not cross nodes).
-    init(fleet: String = "hold: 3", broker: Broker? = nil) async throws {
+    init(fleet: String = "hold: 3", broker: Broker? = nil, stopsBroker: Bool = true) async throws {
+        self.stopsBroker = stopsBroker
         simulator = try await BlueZSimulatorProcess(scenario: "fleet.yaml")
         if let broker { self.broker = broker } else { self.broker = .mosquitto(try await MosquittoBroker()) }
         directory = try makeTemporaryDirectory("gattway-fleet")
@@ -173,6 +176,7 @@ final class FleetWorld: EndToEndWorld {
         await observer.stop()
         await radio.close()
         await control.close()
+        guard stopsBroker else { return }
         switch broker {
         case .mosquitto(let mosquitto): await mosquitto.stop()
         case .rabbitMQ(let cluster): await cluster.stop()
