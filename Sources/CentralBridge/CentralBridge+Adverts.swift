@@ -15,6 +15,8 @@ extension CentralBridge {
         guard let device = devices[path] else { return }
         switch action {
         case .publish(let payload):
+            // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
+            guard fleetAllows(path) else { return }
             outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
         case .scheduleFlush(let wait):
             spawn(forDevice: path) {

@@ -10,7 +10,7 @@ extension CentralBridge {
 
     /// A message on one of the bridge's command topics.
     func handleCommandMessage(_ message: MQTTMessage) async {
-        if homeAssistantStatusReceived(message) { return }
+        if homeAssistantStatusReceived(message) || fleetMessageReceived(message) { return }
         let requestPrefix = routes.bridgeRequestTopic("")
         if message.topic.hasPrefix(requestPrefix) {
             let verb = String(message.topic.dropFirst(requestPrefix.count))
@@ -24,6 +24,11 @@ extension CentralBridge {
             return
         }
         let target = commandTarget(of: message.topic)
+        // In a fleet a device's commands are its owner's alone; the others leave them be, without an answer.
+        if let (path, _, _) = target, !fleetAllows(path) {
+            fleet?.commandsLeftToOwner.increment()
+            return
+        }
         let targetRoute = target.flatMap { target in devices[target.0].map { $0.routes[target.1] } }
         guard admitCommand(
             message, limit: configuration.mqtt.payloadLimits.command,
@@ -244,6 +249,24 @@ extension CentralBridge {
             var properties = MQTTProperties()
             properties.correlationData = reply.correlationData
             outbox.send(MQTTMessage(topic: responseTopic, payload: payload, qos: .atLeastOnce, properties: properties))
+        }
+    }
+
+    /// Subscribes to the device's `/set` and `/get` topics.
+    func subscribeCommands(of path: String) async {
+        guard let device = devices[path] else { return }
+        // `/get` only where reads are configured: no topic invites a read the configuration does not allow.
+        let filters = device.routes.flatMap { route in
+            route.characteristic.read ? [route.setTopic, route.getTopic] : [route.setTopic]
+        }.filter { !subscribedFilters.contains($0) }
+        for filter in filters {
+            subscribedFilters.insert(filter)
+            do {
+                try await mqtt.subscribe(filter, qos: .atLeastOnce, options: .commands)
+            } catch {
+                // Remembered by the client: it is subscribed again on the next connect.
+                logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
+            }
         }
     }
 }

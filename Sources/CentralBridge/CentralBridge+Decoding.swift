@@ -68,6 +68,8 @@ extension CentralBridge {
         devices[path]?.lastStatePublished = now
         devices[path]?.lastStatePayload = payload
         devices[path]?.pendingStatePayload = nil
+        // In a fleet only the owner publishes; it publishes the last state when it starts owning.
+        guard fleetAllows(path) else { return }
         outbox.send(MQTTMessage(topic: routes.stateTopic(device.topic), payload: payload, qos: .atLeastOnce, retain: true))
     }
 

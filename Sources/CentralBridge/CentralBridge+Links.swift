@@ -7,7 +7,7 @@ import CoreMetrics
 extension CentralBridge {
     /// Starts the connect → resolve → subscribe → wait for loss → back off loop of a device, once.
     func startLink(_ path: String) {
-        guard var device = devices[path], !device.linkRunning, !shuttingDown else { return }
+        guard var device = devices[path], !device.linkRunning, !shuttingDown, fleetAllows(path) else { return }
         device.linkRunning = true
         devices[path] = device
         spawn(forDevice: path) { await self.runLink(path) }
@@ -25,12 +25,14 @@ extension CentralBridge {
         defer { devices[path]?.linkRunning = false }
         // Actions run in the order the machine gave them; an event's actions go before anything queued after it.
         var actions = link.connectRequested()
-        while !actions.isEmpty, !Task.isCancelled, !shuttingDown, let device = devices[path] {
+        // In a fleet the loop ends once another gateway owns the device.
+        while !actions.isEmpty, !Task.isCancelled, !shuttingDown, fleetAllows(path), let device = devices[path] {
             let action = actions.removeFirst()
             switch action {
             case .connect:
                 do {
                     try await establish(path)
+                    fleetLinkEstablished(path)
                     // For an `always` link success only says online; it must be said before the wait below.
                     for case .publishAvailability(let online) in link.connectSucceeded(at: clock.now) {
                         publishAvailability(path, online: online)
@@ -46,6 +48,7 @@ extension CentralBridge {
                         "device.connect.failed",
                         metadata: ["device.name": "\(device.topic)", "error": "\(failure.name): \(failure.message)"])
                     publishEvent(type: "device_connect_failed", device: device.topic, error: failure)
+                    fleetLinkFailed(path)
                     actions += link.connectFailed(.failed)
                 }
             case .publishAvailability(online: true):

@@ -16,6 +16,8 @@ extension CentralBridge {
         let changed = device.online != online
         device.online = online
         devices[path] = device
+        // In a fleet a device's availability is its owner's to say.
+        guard fleetAllows(path) else { return }
         guard changed || force || !store.hasPublished(routes.availabilityTopic(device.topic)) else { return }
         store.markPublished(routes.availabilityTopic(device.topic))
         outbox.send(MQTTMessage(
@@ -37,5 +39,22 @@ extension CentralBridge {
         }
         writer.endObject()
         outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atMostOnce))
+    }
+
+    /// `bridge/info`: what this gateway is and what it is configured to do.
+    func bridgeInfoPayload() -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256)
+        writer.beginObject()
+        writer.field("version", version)
+        if let gateway = configuration.mqtt.gatewayID { writer.field("gateway_id", gateway) }
+        writer.field("base_topic", configuration.mqtt.baseTopic)
+        writer.field("adapter", configuration.bluetooth.adapter)
+        writer.key("configured_devices")
+        writer.beginArray()
+        for device in configuration.devices { writer.value(device.topicName ?? "(match)") }
+        writer.endArray()
+        writer.field("peripheral", configuration.peripheral != nil)
+        writer.endObject()
+        return writer.bytes
     }
 }

@@ -69,6 +69,18 @@ package actor CentralBridge: Service {
 
     let version: String
     var homeAssistant = HomeAssistantDiscoveryState()
+    /// The fleet ownership protocol, when `mqtt.gateway_id` is set (see `CentralBridge+Fleet`).
+    var fleet: FleetParticipation?
+    var fleetSubscriptions: AsyncStream<FleetSubscriptionChange>.Continuation?
+    /// Ticks of the fleet protocol's clock handled so far: tests driving a manual clock wait on it.
+    let fleetTicks = Atomic<Int>(0)
+    package nonisolated var fleetTickCount: Int { fleetTicks.load(ordering: .acquiring) }
+    /// Devices owned in the fleet, for the health report; -1 without a fleet.
+    let fleetOwned = Atomic<Int>(-1)
+    package nonisolated var fleetOwnedDeviceCount: Int? {
+        let owned = fleetOwned.load(ordering: .relaxed)
+        return owned < 0 ? nil : owned
+    }
 
     package init(
         configuration: BridgeConfiguration, central: any BLECentral, mqtt: any MQTTClient, version: String,
@@ -96,6 +108,10 @@ package actor CentralBridge: Service {
         outbox = Outbox(mqtt: mqtt, logger: logger, clock: clock)
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
+        if let gateway = configuration.mqtt.gatewayID {
+            fleet = FleetParticipation(gateway: gateway, base: configuration.mqtt.baseTopic, settings: configuration.fleet)
+            fleetOwned.store(0, ordering: .relaxed)
+        }
         for device in configuration.devices {
             if case .address(let address) = device.selector {
                 tree.pinnedDevices.insert(adapterPath + "/" + address.bluezPathComponent)
@@ -108,6 +124,10 @@ package actor CentralBridge: Service {
         let (jobStream, jobContinuation) = AsyncStream.makeStream(of: Job.self)
         jobs = jobContinuation
         let (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream(of: Void.self)
+        // Unbounded, yet never long: the machine asks for at most one subscribe and one unsubscribe per tracked
+        // device and minute, and the task below takes them as fast as the client acknowledges.
+        let (fleetChanges, fleetChangesContinuation) = AsyncStream.makeStream(of: FleetSubscriptionChange.self)
+        fleetSubscriptions = fleetChangesContinuation
         try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await withThrowingDiscardingTaskGroup { group in
@@ -115,6 +135,10 @@ package actor CentralBridge: Service {
                     group.addTask { await self.consumeMQTTMessages() }
                     group.addTask { await self.consumeConnectionEvents() }
                     group.addTask { await self.saveStatePeriodically() }
+                    if fleet != nil {
+                        group.addTask { await self.runFleetClock() }
+                        group.addTask { await self.runFleetSubscriptions(fleetChanges) }
+                    }
                     group.addTask {
                         for await _ in shutdownSignal {}
                         await self.shutDown()
@@ -122,6 +146,7 @@ package actor CentralBridge: Service {
                         await self.commandWorkersFinished()
                         await self.outbox.drain(timeout: .seconds(5))
                         self.outbox.finish()
+                        fleetChangesContinuation.finish()
                         jobContinuation.finish()
                     }
                     for await job in jobStream {
@@ -138,6 +163,7 @@ package actor CentralBridge: Service {
             }
         } onCancel: {
             self.outbox.finish()
+            fleetChangesContinuation.finish()
             jobContinuation.finish()
             shutdownContinuation.finish()
         }
@@ -210,7 +236,10 @@ package actor CentralBridge: Service {
 
     private func consumeConnectionEvents() async {
         for await event in mqtt.connectionEvents {
-            if case .connected = event { await brokerConnected() }
+            switch event {
+            case .connected: await brokerConnected()
+            case .disconnected: fleetBrokerDisconnected()
+            }
         }
     }
 
@@ -282,7 +311,10 @@ package actor CentralBridge: Service {
     /// `max_tracked_devices` slots, and when those are full a newcomer takes the slot of the one silent longest
     /// (at least `matchedSlotMinimumSilence`, and not connected), so advertisers faking a match cannot keep them all.
     func deviceSeen(_ path: String) {
-        guard devices[path] == nil, let state = tree.devices[path], let address = state.address,
+        // Only what the configured adapter hears: another adapter of the host (or of a simulated bluetoothd shared
+        // by a fleet) is not this gateway's radio.
+        guard devices[path] == nil, let state = tree.devices[path], state.adapterPath == adapterPath,
+            let address = state.address,
             let index = DeviceMatcher.configuredIndex(of: state, in: configuration.devices)
         else { return }
         let configured = configuration.devices[index]
@@ -322,6 +354,7 @@ package actor CentralBridge: Service {
         markDevicesListDirty()
         spawn { await self.subscribeCommands(of: path) }
         advertChanged(path)
+        fleetDeviceTracked(path)
         if case .always = configured.connect { startLink(path) }
         // A passive device is available while BlueZ keeps hearing it.
         if case .never = configured.connect { publishAvailability(path, online: true) }
@@ -343,24 +376,6 @@ package actor CentralBridge: Service {
         }
     }
 
-    /// Subscribes to the device's `/set` and `/get` topics.
-    func subscribeCommands(of path: String) async {
-        guard let device = devices[path] else { return }
-        // `/get` only where reads are configured: no topic invites a read the configuration does not allow.
-        let filters = device.routes.flatMap { route in
-            route.characteristic.read ? [route.setTopic, route.getTopic] : [route.setTopic]
-        }.filter { !subscribedFilters.contains($0) }
-        for filter in filters {
-            subscribedFilters.insert(filter)
-            do {
-                try await mqtt.subscribe(filter, qos: .atLeastOnce, options: .commands)
-            } catch {
-                // Remembered by the client: it is subscribed again on the next connect.
-                logger.warning("mqtt.subscribe.failed", metadata: ["mqtt.topic": "\(filter)", "error": "\(error)"])
-            }
-        }
-    }
-
     /// The broker (re)connected: announce the bridge and every device's availability again, since the broker
     /// published our Last Will when the link dropped.
     private func brokerConnected() async {
@@ -375,23 +390,7 @@ package actor CentralBridge: Service {
         }
         for (path, device) in devices { publishAvailability(path, online: device.online, force: true) }
         markDevicesListDirty()
+        fleetBrokerConnected()
         await homeAssistantBrokerConnected()
-    }
-
-    /// `bridge/info`: what this gateway is and what it is configured to do.
-    func bridgeInfoPayload() -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
-        writer.beginObject()
-        writer.field("version", version)
-        if let gateway = configuration.mqtt.gatewayID { writer.field("gateway_id", gateway) }
-        writer.field("base_topic", configuration.mqtt.baseTopic)
-        writer.field("adapter", configuration.bluetooth.adapter)
-        writer.key("configured_devices")
-        writer.beginArray()
-        for device in configuration.devices { writer.value(device.topicName ?? "(match)") }
-        writer.endArray()
-        writer.field("peripheral", configuration.peripheral != nil)
-        writer.endObject()
-        return writer.bytes
     }
 }

@@ -19,6 +19,8 @@ struct HealthPublisher: Service {
     let bus: DBusConnection
     let bluez: BlueZClient
     let errors: LastErrorLog
+    /// The devices the central bridge owns in its fleet; nil without one.
+    let devicesOwned: @Sendable () -> Int?
     let logger: Logger
     static let checkInterval: Duration = .seconds(2)
 
@@ -62,7 +64,7 @@ struct HealthPublisher: Service {
         return HealthReport(
             uptimeSeconds: Int(errors.uptime.components.seconds), bluezPresent: bluezPresent,
             adapterPowered: tree?.adapters[adapterPath]?.powered ?? false, brokerReconnects: reconnects,
-            devicesKnown: devices.count, devicesConnected: devices.filter(\.connected).count, queues: queues,
+            devicesKnown: devices.count, devicesConnected: devices.filter(\.connected).count, devicesOwned: devicesOwned(), queues: queues,
             lastError: errors.lastError)
     }
 }

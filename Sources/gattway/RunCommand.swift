@@ -101,7 +101,7 @@ struct RunCommand: AsyncParsableCommand {
         services.append(.init(service: HealthPublisher(
             topic: TopicLayout(configuration.mqtt).bridgeHealth, interval: .seconds(configuration.mqtt.healthIntervalSeconds),
             adapter: configuration.bluetooth.adapter, mqtt: mqtt, clients: clients, bus: bus, bluez: bluez, errors: errors,
-            logger: logger)))
+            devicesOwned: { central.fleetOwnedDeviceCount }, logger: logger)))
         if let prometheus, let address = configuration.metrics.prometheusListen {
             services.append(.init(service: PrometheusEndpoint(
                 address: address, registry: prometheus.registry, statistics: statistics,

@@ -118,6 +118,26 @@ struct CentralBridgeTests {
         }
     }
 
+    /// A device another adapter of the host hears is not this gateway's: only the configured adapter's device is
+    /// tracked and connected.
+    @Test func onlyTheConfiguredAdaptersDevicesAreTracked() async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        let strapOnHCI1 = FakePeripheral(
+            address: "C4:7C:8D:6A:3E:11", name: "Polar H10", adapter: "hci1",
+            services: [(BluetoothUUID("180D")!, [(BluetoothUUID("2A37")!, ["notify"])])])
+        try await world.run {
+            world.central.advertise(strapOnHCI1, rssi: -40)
+            world.central.advertise(Harness.strap, rssi: -80)
+            _ = try await world.central.operations.first { $0 == .connect(Harness.strap.path) }
+            try await world.waitOnline("strap")
+            #expect(!world.central.operations.entries.contains(.connect(strapOnHCI1.path)))
+            let mark = world.broker.publicationCount
+            try await world.send("gw/bridge/request/devices", "{}")
+            let list = try await world.next(on: "gw/bridge/response/devices", since: mark).payloadText
+            #expect(list.components(separatedBy: #""name":"strap""#).count == 2, "one strap: \(list)")
+        }
+    }
+
     /// Each device's work runs in the device's own task: removing the device ends it, even a connect that hangs.
     @Test func removingADeviceEndsItsOwnTaskAndWhatRunsInIt() async throws {
         let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })

@@ -24,6 +24,9 @@ struct HealthEndToEndTests {
             #expect(Self.field(connected.payload, "bluez_present") as? Bool == true)
             #expect(Self.field(connected.payload, "adapter_powered") as? Bool == true)
             #expect(Self.field(connected.payload, "broker_reconnects") as? Int == 0)
+            // A gateway with a gateway_id, alone in its fleet, owns what it hears: the strap, the lock and the
+            // thermometer (passive, and owned all the same: its readings are published by one gateway).
+            try await world.observer.waitForMessage(on: topic) { (Self.field($0, "devices", "owned") as? Int) == 3 }
             #expect(Self.field(connected.payload, "queues", "mqtt_outstanding") is Int)
             #expect(try await PayloadSchemas.problems([(topic, "bridge-health.schema.json", connected.payload)]) == [])
 

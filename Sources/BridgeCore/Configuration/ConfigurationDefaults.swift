@@ -57,6 +57,12 @@ package enum ConfigurationDefaults {
     package static let homeAssistantDiscoveryPrefix = "homeassistant"
     package static let homeAssistantStatusTopic = "homeassistant/status"
 
+    package static let fleetMargin = 6
+    package static let fleetMarginRange = 1...60
+    package static let fleetHoldSeconds = 10.0
+    package static let fleetConnectionSlots = 7
+    package static let fleetConnectionSlotsRange = 1...64
+
     package static let stateDirectory = "/var/lib/gattway"
     package static let logLevel = "info"
 }

@@ -35,6 +35,7 @@ package struct ConfigurationReload: Sendable, Hashable {
         if running.homeAssistant != new.homeAssistant { restart.append("homeassistant") }
         if running.stateDirectory != new.stateDirectory { restart.append("state_dir") }
         if running.logLevel != new.logLevel { restart.append("log_level") }
+        if running.fleet != new.fleet { restart.append("fleet") }
         sectionsNeedingRestart = restart
         var applied = running
         applied.devices = new.devices

@@ -44,3 +44,18 @@ package struct FleetClaim: Hashable, Sendable {
         return gateway < otherGateway
     }
 }
+
+extension FleetClaim {
+    /// The succession of owners that a gateway receiving `claims` in this order reckons: each claim that supersedes
+    /// the one held replaces it, and every change of the owning gateway (a release included, as nil) is listed.
+    /// For operators' tools and tests that read the claim topic: published claims include stale ones that lost.
+    package static func owners(reckonedFrom claims: [FleetClaim]) -> [String?] {
+        var held: FleetClaim?
+        var owners: [String?] = []
+        for claim in claims where held.map({ claim.supersedes($0) }) ?? true {
+            held = claim
+            if owners.isEmpty || owners.last! != claim.gateway { owners.append(claim.gateway) }
+        }
+        return owners
+    }
+}

@@ -33,13 +33,16 @@ package struct HealthReport: Hashable, Sendable, Encodable {
     /// Devices BlueZ knows on the adapter, and those connected.
     package var devicesKnown: Int
     package var devicesConnected: Int
+    /// In a fleet (a gateway id is set), the devices this gateway owns; nil otherwise.
+    package var devicesOwned: Int?
     package var queues: [Queue]
     package var lastError: LastError?
 
     package init(
         uptimeSeconds: Int, bluezPresent: Bool, adapterPowered: Bool, brokerReconnects: Int, devicesKnown: Int,
-        devicesConnected: Int, queues: [Queue] = [], lastError: LastError? = nil
+        devicesConnected: Int, devicesOwned: Int? = nil, queues: [Queue] = [], lastError: LastError? = nil
     ) {
+        self.devicesOwned = devicesOwned
         self.uptimeSeconds = uptimeSeconds
         self.bluezPresent = bluezPresent
         self.adapterPowered = adapterPowered
@@ -95,6 +98,8 @@ extension HealthReport {
     private struct Devices: Encodable {
         let known: Int
         let connected: Int
+        /// In a fleet only: how many devices this gateway owns.
+        let owned: Int?
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -104,7 +109,7 @@ extension HealthReport {
         try container.encode(bluezPresent, forKey: .bluezPresent)
         try container.encode(adapterPowered, forKey: .adapterPowered)
         try container.encode(brokerReconnects, forKey: .brokerReconnects)
-        try container.encode(Devices(known: devicesKnown, connected: devicesConnected), forKey: .devices)
+        try container.encode(Devices(known: devicesKnown, connected: devicesConnected, owned: devicesOwned), forKey: .devices)
         try container.encode(
             Dictionary(queues.map { ($0.name, $0.depth) }, uniquingKeysWith: max), forKey: .queues)
         // `null` rather than absent: the schema requires the key, so a reader can tell "no error" from an old gateway.

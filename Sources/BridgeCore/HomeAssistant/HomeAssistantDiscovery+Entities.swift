@@ -94,7 +94,10 @@ extension HomeAssistantDiscovery {
         // connectivity, which reports the gateway's state itself.
         var availability: [String] = []
         if let device, entity.followsDeviceAvailability { availability.append(layout.availability(device.facts.topic)) }
-        if device != nil || entity.followsDeviceAvailability { availability.append(layout.bridgeState) }
+        // In a fleet a device's entities follow the device alone: the gateway that announced them last need not be
+        // the one that owns the device, and its Last Will must not make them unavailable while another serves them.
+        let followsGateway = device == nil ? entity.followsDeviceAvailability : layout.gatewayID == nil
+        if followsGateway { availability.append(layout.bridgeState) }
         let payload = HomeAssistantDiscoveryPayload(
             entity: entity, uniqueID: uniqueID,
             objectID: HomeAssistantEntity.identifier((device?.facts.topic ?? "gattway") + "_" + entity.objectID),

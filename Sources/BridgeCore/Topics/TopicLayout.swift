@@ -18,29 +18,35 @@ package struct TopicLayout: Sendable, Hashable {
         self.init(base: settings.baseTopic, gatewayID: settings.gatewayID)
     }
 
-    /// `<base>/bridge/state`, or `<base>/bridge/<gateway>/state` in a fleet; also the Last Will topic.
-    package var bridgeState: String { gatewayID.map { "\(base)/bridge/\($0)/state" } ?? "\(base)/bridge/state" }
-    /// `<base>/bridge/info` (retained JSON).
-    package var bridgeInfo: String { "\(base)/bridge/info" }
+    /// `<base>/bridge`, or `<base>/bridge/<gateway>` in a fleet: every topic of the gateway itself lives under it,
+    /// so that gateways sharing a base topic never overwrite each other's retained messages and a request reaches
+    /// the one gateway it is addressed to.
+    package var bridgeLevel: String { gatewayID.map { "\(base)/bridge/\($0)" } ?? "\(base)/bridge" }
 
-    /// Per gateway, like the state topic: counters of gateways sharing a base topic must not mix.
-    package var bridgeMetrics: String {
-        gatewayID.map { "\(base)/bridge/\($0)/metrics" } ?? "\(base)/bridge/metrics"
-    }
-    /// `<base>/bridge/<gateway>/health` (retained JSON), or `<base>/bridge/health` without a gateway id.
-    package var bridgeHealth: String {
-        gatewayID.map { "\(base)/bridge/\($0)/health" } ?? "\(base)/bridge/health"
-    }
-    /// `<base>/bridge/devices` (retained JSON).
-    package var bridgeDevices: String { "\(base)/bridge/devices" }
-    /// `<base>/bridge/event`.
-    package var bridgeEvent: String { "\(base)/bridge/event" }
-    /// `<base>/bridge/request/<verb>`.
-    package func bridgeRequest(_ verb: String) -> String { "\(base)/bridge/request/\(verb)" }
-    /// `<base>/bridge/response/<verb>`.
-    package func bridgeResponse(_ verb: String) -> String { "\(base)/bridge/response/\(verb)" }
-    /// The filter that receives every bridge request: `<base>/bridge/request/+`.
-    package var bridgeRequestFilter: String { "\(base)/bridge/request/+" }
+    /// The names of the levels right under `bridge/`; none of them can be a gateway id.
+    package static let bridgeLevelNames: Set<String> = [
+        "state", "info", "devices", "event", "metrics", "health", "sightings", "request", "response",
+    ]
+
+    /// `<base>/bridge/state` (`bridge/<gateway>/state` in a fleet): retained online/offline, the Last Will topic.
+    package var bridgeState: String { bridgeLevel + "/state" }
+    /// `<base>/bridge/info` (retained JSON; per gateway in a fleet).
+    package var bridgeInfo: String { bridgeLevel + "/info" }
+    /// `<base>/bridge/metrics` (per gateway in a fleet).
+    package var bridgeMetrics: String { bridgeLevel + "/metrics" }
+    /// `<base>/bridge/health` (retained JSON; per gateway in a fleet).
+    package var bridgeHealth: String { bridgeLevel + "/health" }
+    /// `<base>/bridge/devices` (retained JSON; per gateway in a fleet).
+    package var bridgeDevices: String { bridgeLevel + "/devices" }
+    /// `<base>/bridge/event` (per gateway in a fleet).
+    package var bridgeEvent: String { bridgeLevel + "/event" }
+    /// `<base>/bridge/request/<verb>` (per gateway in a fleet).
+    package func bridgeRequest(_ verb: String) -> String { bridgeLevel + "/request/" + verb }
+    /// `<base>/bridge/response/<verb>` (per gateway in a fleet).
+    package func bridgeResponse(_ verb: String) -> String { bridgeLevel + "/response/" + verb }
+    /// The filter that receives every request addressed to this gateway: `<base>/bridge/request/+`, or
+    /// `<base>/bridge/<gateway>/request/+` in a fleet.
+    package var bridgeRequestFilter: String { bridgeLevel + "/request/+" }
 
     /// `<base>/<device>`.
     package func device(_ device: String) -> String { "\(base)/\(device)" }

@@ -51,4 +51,13 @@ import Testing
         #expect(reload.applied.mqtt == running.mqtt)
         #expect(!reload.changesDevices)
     }
+
+    @Test func aChangedFleetSectionWaitsForARestart() throws {
+        let mqtt = "url: \"mqtt://localhost\", gateway_id: hall"
+        let running = try configuration(strap, mqtt: mqtt)
+        let new = try BridgeConfiguration(yaml: "mqtt: { \(mqtt) }\nfleet: { margin: 9 }\ndevices:\n" + strap)
+        let reload = ConfigurationReload(running: running, new: new)
+        #expect(reload.sectionsNeedingRestart == ["fleet"])
+        #expect(reload.applied.fleet == running.fleet)
+    }
 }

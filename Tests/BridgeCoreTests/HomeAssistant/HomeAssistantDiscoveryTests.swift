@@ -81,6 +81,29 @@ import Foundation
         #expect(heart["object_id"]?.stringValue == "chest-strap_heart_rate")
     }
 
+    /// In a fleet the gateway that announced a device need not own it: its entities follow the device alone, while
+    /// the gateway's own entities still follow the gateway's state.
+    @Test func inAFleetADevicesEntitiesFollowTheDeviceAlone() throws {
+        let configuration = try Self.configuration(Self.yaml.replacingOccurrences(
+            of: "base_topic: gattway }", with: "base_topic: gattway, gateway_id: hall }"))
+        let discovery = try #require(HomeAssistantDiscovery(configuration: configuration, version: "1.2.3"))
+        let messages = discovery.messages(for: try Self.inventory(configuration))
+        let heart = try Self.payload(messages, "homeassistant/sensor/gattway_c47c8d6a3e11/heart_rate/config")
+        guard case .array(let availability) = heart["availability"] else {
+            Issue.record("no availability list")
+            return
+        }
+        #expect(availability.map { $0["topic"]?.stringValue } == ["gattway/chest-strap/availability"])
+        let gatewayEntities = messages.compactMap { try? JSONValue(parsing: $0.payload, limits: JSONLimits(maximumDepth: 8, maximumWidth: 64, maximumValues: 512)) }
+            .filter { $0["state_topic"]?.stringValue == "gattway/bridge/hall/info" }
+        let version = try #require(gatewayEntities.first)
+        guard case .array(let versionAvailability) = version["availability"] else {
+            Issue.record("no availability list on the gateway's version")
+            return
+        }
+        #expect(versionAvailability.map { $0["topic"]?.stringValue } == ["gattway/bridge/hall/state"])
+    }
+
     @Test func batteryLevelCodecGivesTheBatteryClassInPercent() throws {
         let battery = try Self.payload(try Self.messages(), "homeassistant/sensor/gattway_c47c8d6a3e11/battery/config")
         #expect(battery["device_class"]?.stringValue == "battery")

@@ -10,9 +10,10 @@ package struct BridgeConfigurationFile: Codable, Sendable {
     package var stateDir: String?
     package var logLevel: String?
     package var metrics: MetricsSection?
+    package var fleet: FleetSection?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case mqtt, bluetooth, devices, peripheral, homeassistant, metrics
+        case mqtt, bluetooth, devices, peripheral, homeassistant, metrics, fleet
         case stateDir = "state_dir"
         case logLevel = "log_level"
     }
@@ -27,6 +28,7 @@ package struct BridgeConfigurationFile: Codable, Sendable {
         stateDir = read(.stateDir)
         logLevel = read(.logLevel)
         metrics = read(.metrics)
+        fleet = read(.fleet)
     }
 
     /// `metrics:`.

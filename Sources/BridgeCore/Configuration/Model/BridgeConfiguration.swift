@@ -14,6 +14,8 @@ package struct BridgeConfiguration: Sendable, Hashable {
     package var stateDirectory: String
     package var logLevel: LogLevel
     package var metrics = MetricsSettings()
+    /// The ownership protocol's settings; it runs only when `mqtt.gatewayID` is set.
+    package var fleet = FleetSettings()
 }
 
 /// `metrics:`: how metrics leave the process besides `<base>/bridge/metrics`.

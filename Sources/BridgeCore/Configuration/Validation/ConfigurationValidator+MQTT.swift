@@ -37,6 +37,9 @@ extension ConfigurationValidator {
         let qos = range(section.qos ?? ConfigurationDefaults.qos, 0...2, "mqtt.qos")
         if let gateway = section.gatewayID, let problem = TopicNaming.problem(withLevelName: gateway) {
             fail("mqtt.gateway_id", "\"\(gateway)\" \(problem)")
+        } else if let gateway = section.gatewayID, TopicLayout.bridgeLevelNames.contains(gateway) {
+            // `bridge/<gateway>/…` must never read as one of a single gateway's own `bridge/…` topics.
+            fail("mqtt.gateway_id", "\"\(gateway)\" is a name Gattway uses under bridge/")
         }
         let metricsInterval = range(
             section.metricsInterval ?? ConfigurationDefaults.metricsIntervalSeconds,

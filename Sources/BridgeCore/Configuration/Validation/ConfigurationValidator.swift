@@ -40,12 +40,13 @@ struct ConfigurationValidator {
                 fail("metrics.prometheus.listen", "\"\(listen)\" is not an address and port such as 127.0.0.1:9464 or [::1]:9464")
             }
         }
+        let fleet = validateFleet(file.fleet, gatewayID: mqtt?.gatewayID, devices: devices)
         guard let mqtt, let bluetooth, let logLevel, errors.isEmpty else { return nil }
         if file.peripheral != nil, peripheral == nil { return nil }
         if file.homeassistant != nil, homeAssistant == nil { return nil }
         return BridgeConfiguration(
             mqtt: mqtt, bluetooth: bluetooth, devices: devices, peripheral: peripheral, homeAssistant: homeAssistant,
-            stateDirectory: stateDirectory, logLevel: logLevel, metrics: metrics)
+            stateDirectory: stateDirectory, logLevel: logLevel, metrics: metrics, fleet: fleet)
     }
 
     // MARK: Shared value checks
