@@ -127,7 +127,8 @@ let package = Package(
             dependencies: ["BridgeCore", .product(name: "HeapModule", package: "swift-collections")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "FleetSimulationTests", dependencies: ["FleetSimulation", "BridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FleetSimulationTests", dependencies: ["FleetSimulation", "BridgeCore"], swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "gattway-bench",

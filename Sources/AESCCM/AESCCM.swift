@@ -19,10 +19,13 @@ package enum AESCCM {
     package static func open(
         ciphertext: [UInt8], key: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8] = []
     ) throws(AESCCMError) -> [UInt8] {
-        try validate(key: key, nonce: nonce, tagLength: tag.count, messageLength: ciphertext.count,
-                     additionalDataLength: additionalData.count)
-        return try run(encrypting: false, input: ciphertext, key: key, nonce: nonce, tag: tag,
-                       additionalData: additionalData).output
+        try validate(
+            key: key, nonce: nonce, tagLength: tag.count, messageLength: ciphertext.count,
+            additionalDataLength: additionalData.count)
+        return try run(
+            encrypting: false, input: ciphertext, key: key, nonce: nonce, tag: tag,
+            additionalData: additionalData
+        ).output
     }
 
     /// Encrypts `plaintext` and computes its authentication tag of `tagLength` bytes.
@@ -30,10 +33,12 @@ package enum AESCCM {
     package static func seal(
         plaintext: [UInt8], key: [UInt8], nonce: [UInt8], tagLength: Int, additionalData: [UInt8] = []
     ) throws(AESCCMError) -> (ciphertext: [UInt8], tag: [UInt8]) {
-        try validate(key: key, nonce: nonce, tagLength: tagLength, messageLength: plaintext.count,
-                     additionalDataLength: additionalData.count)
-        let result = try run(encrypting: true, input: plaintext, key: key, nonce: nonce,
-                             tag: [UInt8](repeating: 0, count: tagLength), additionalData: additionalData)
+        try validate(
+            key: key, nonce: nonce, tagLength: tagLength, messageLength: plaintext.count,
+            additionalDataLength: additionalData.count)
+        let result = try run(
+            encrypting: true, input: plaintext, key: key, nonce: nonce,
+            tag: [UInt8](repeating: 0, count: tagLength), additionalData: additionalData)
         return (result.output, result.tag)
     }
 
@@ -68,7 +73,8 @@ package enum AESCCM {
         }
         // Decrypting sets the expected tag; encrypting sets only its length (a nil pointer).
         var expectedTag = tag
-        let tagSet = encrypting
+        let tagSet =
+            encrypting
             ? EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(tag.count), nil)
             : expectedTag.withUnsafeMutableBytes {
                 EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(tag.count), $0.baseAddress)

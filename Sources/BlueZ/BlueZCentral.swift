@@ -69,7 +69,9 @@ package final class BlueZCentral: BLECentral {
         characteristic: String, timeout: Duration, queue: DispatchQueue,
         onBatch: @escaping @Sendable ([[UInt8]]) -> Bool, onClose: @escaping @Sendable (Bool) -> Void
     ) async throws -> any BLENotificationChannel {
-        let (fd, mtu) = try await mapped { try await client.acquireNotify(characteristic: characteristic, timeout: timeout) }
+        let (fd, mtu) = try await mapped {
+            try await client.acquireNotify(characteristic: characteristic, timeout: timeout)
+        }
         return NotificationSocket(fd: fd.take(), mtu: mtu, queue: queue, onBatch: onBatch, onClose: onClose)
     }
 
@@ -82,12 +84,13 @@ package final class BlueZCentral: BLECentral {
             // An agent that only bluetoothd may call and that answers only about this device.
             _ = try await BlueZPairingAgent.export(on: connection, device: device, passkey: passkey, show: prompt)
             do {
-                try await client.registerAgent(path: BlueZPairingAgent.path, capability: .keyboardDisplay, timeout: callTimeout)
+                try await client.registerAgent(
+                    path: BlueZPairingAgent.path, capability: .keyboardDisplay, timeout: callTimeout)
                 do {
                     try await client.pair(device: device, timeout: timeout)
                 } catch {
                     // Best effort: the pairing already failed, and its error is what the caller must see.
-                try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)
+                    try? await client.unregisterAgent(path: BlueZPairingAgent.path, timeout: callTimeout)
                     throw error
                 }
                 // Best effort: the pairing already failed, and its error is what the caller must see.

@@ -1,5 +1,5 @@
-import DBus
 import BluetoothCore
+import DBus
 
 extension BlueZClient {
     /// Runs LE discovery on `adapter` for `duration` (or until `interrupted` returns) and returns every device

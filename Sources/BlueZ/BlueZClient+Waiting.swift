@@ -1,5 +1,5 @@
-package import DBus
 import BluetoothCore
+package import DBus
 
 /// A wait on BlueZ that reached its deadline; the message says what was awaited.
 package struct BlueZWaitTimeout: Error, Sendable, CustomStringConvertible {

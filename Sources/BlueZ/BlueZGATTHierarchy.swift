@@ -50,8 +50,13 @@ package struct BlueZGATTHierarchy: Sendable, Hashable {
                     flags: characteristic["Flags"]?.variantValue.stringArray ?? [], descriptors: [])
             } else if let descriptor = properties(BlueZName.gattDescriptor) {
                 let parent = descriptor["Characteristic"]?.variantValue.objectPath ?? Self.parent(of: path)
-                descriptors.append((parent, Descriptor(
-                    path: path, uuid: uuid(descriptor), flags: descriptor["Flags"]?.variantValue.stringArray ?? [])))
+                descriptors.append(
+                    (
+                        parent,
+                        Descriptor(
+                            path: path, uuid: uuid(descriptor),
+                            flags: descriptor["Flags"]?.variantValue.stringArray ?? [])
+                    ))
             }
         }
         for (parent, descriptor) in descriptors.sorted(by: { $0.descriptor.path < $1.descriptor.path }) {

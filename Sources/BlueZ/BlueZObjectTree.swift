@@ -25,8 +25,9 @@ extension BLEObjectTree {
     package mutating func propertiesChanged(
         path: String, interface: String, changed: [String: DBusValue], invalidated: [String]
     ) -> [Change] {
-        guard let event = BlueZDecoding.propertiesChanged(
-            path: path, interface: interface, changed: changed, invalidated: invalidated)
+        guard
+            let event = BlueZDecoding.propertiesChanged(
+                path: path, interface: interface, changed: changed, invalidated: invalidated)
         else { return [] }
         return apply(event)
     }
@@ -38,7 +39,8 @@ package enum BlueZDecoding {
         switch event {
         case .snapshot(let objects): .snapshot(Self.objects(objects))
         case .serviceLost: .serviceLost
-        case .interfacesAdded(let path, let interfaces): .interfacesAdded(path: path, Self.interfaces(interfaces, path: path))
+        case .interfacesAdded(let path, let interfaces):
+            .interfacesAdded(path: path, Self.interfaces(interfaces, path: path))
         case .interfacesRemoved(let path, let interfaces): .interfacesRemoved(path: path, kinds(interfaces))
         case .propertiesChanged(let path, let interface, let changed, let invalidated):
             propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated)
@@ -47,9 +49,12 @@ package enum BlueZDecoding {
 
     static func objects(_ managedObjects: DBusValue) -> [BLEObject] {
         (managedObjects.dictionaryEntries ?? []).compactMap { entry in
-            guard let path = entry.key.objectPath, let interfaces = entry.value.stringKeyedDictionary else { return nil }
+            guard let path = entry.key.objectPath, let interfaces = entry.value.stringKeyedDictionary else {
+                return nil
+            }
             return BLEObject(
-                path: path, interfaces: Self.interfaces(interfaces.mapValues { $0.stringKeyedDictionary ?? [:] }, path: path))
+                path: path,
+                interfaces: Self.interfaces(interfaces.mapValues { $0.stringKeyedDictionary ?? [:] }, path: path))
         }
     }
 
@@ -69,15 +74,16 @@ package enum BlueZDecoding {
     }
 
     static func kinds(_ interfaces: [String]) -> Set<BLEInterfaceKind> {
-        Set(interfaces.compactMap { interface in
-            switch interface {
-            case BlueZName.adapter: .adapter
-            case BlueZName.device: .device
-            case BlueZName.gattService: .gattService
-            case BlueZName.gattCharacteristic: .gattCharacteristic
-            default: nil
-            }
-        })
+        Set(
+            interfaces.compactMap { interface in
+                switch interface {
+                case BlueZName.adapter: .adapter
+                case BlueZName.device: .device
+                case BlueZName.gattService: .gattService
+                case BlueZName.gattCharacteristic: .gattCharacteristic
+                default: nil
+                }
+            })
     }
 
     static func propertiesChanged(

@@ -37,53 +37,64 @@ package struct BlueZPairingAgent: Sendable {
     }
 
     var interface: DBusInterface {
-        DBusInterface(name: BlueZName.agent, methods: [
-            method("Release") { _ in [] },
-            method("Cancel") { _ in
-                show("bluetoothd cancelled the pairing request")
-                return []
-            },
-            method("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")]) {
-                _ in
-                guard let passkey else {
-                    show("the device asks for a passkey: give it with --passkey")
-                    throw Self.refusal("no passkey was given")
-                }
-                return [.uint32(passkey)]
-            },
-            method("RequestPinCode", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("pincode", "s")]) {
-                _ in
-                guard let passkey else {
-                    show("the device asks for a PIN code: give it with --passkey")
-                    throw Self.refusal("no PIN code was given")
-                }
-                return [.string(String(passkey))]
-            },
-            method("DisplayPasskey", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u"),
-                DBusArgument("entered", "q")]) { call in
-                show("enter passkey \(Self.sixDigits(call.arguments[1].uint32 ?? 0)) on the device")
-                return []
-            },
-            method("DisplayPinCode", inputs: [DBusArgument("device", "o"), DBusArgument("pincode", "s")]) { call in
-                show("enter PIN code \(call.arguments[1].string ?? "") on the device")
-                return []
-            },
-            method("RequestConfirmation", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u")]) {
-                call in
-                let shown = call.arguments[1].uint32 ?? 0
-                if let passkey, passkey != shown {
-                    show("the device shows passkey \(Self.sixDigits(shown)), not \(Self.sixDigits(passkey)): refused")
-                    throw Self.refusal("the device shows \(Self.sixDigits(shown)), not \(Self.sixDigits(passkey))")
-                }
-                show("confirming passkey \(Self.sixDigits(shown))")
-                return []
-            },
-            // Pairing that this process asked for needs no further authorization; services are not authorized.
-            method("RequestAuthorization", inputs: [DBusArgument("device", "o")]) { _ in [] },
-            method("AuthorizeService", inputs: [DBusArgument("device", "o"), DBusArgument("uuid", "s")]) { _ in
-                throw Self.refusal("Gattway authorizes no services")
-            },
-        ])
+        DBusInterface(
+            name: BlueZName.agent,
+            methods: [
+                method("Release") { _ in [] },
+                method("Cancel") { _ in
+                    show("bluetoothd cancelled the pairing request")
+                    return []
+                },
+                method("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")])
+                {
+                    _ in
+                    guard let passkey else {
+                        show("the device asks for a passkey: give it with --passkey")
+                        throw Self.refusal("no passkey was given")
+                    }
+                    return [.uint32(passkey)]
+                },
+                method("RequestPinCode", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("pincode", "s")])
+                {
+                    _ in
+                    guard let passkey else {
+                        show("the device asks for a PIN code: give it with --passkey")
+                        throw Self.refusal("no PIN code was given")
+                    }
+                    return [.string(String(passkey))]
+                },
+                method(
+                    "DisplayPasskey",
+                    inputs: [
+                        DBusArgument("device", "o"), DBusArgument("passkey", "u"),
+                        DBusArgument("entered", "q"),
+                    ]
+                ) { call in
+                    show("enter passkey \(Self.sixDigits(call.arguments[1].uint32 ?? 0)) on the device")
+                    return []
+                },
+                method("DisplayPinCode", inputs: [DBusArgument("device", "o"), DBusArgument("pincode", "s")]) { call in
+                    show("enter PIN code \(call.arguments[1].string ?? "") on the device")
+                    return []
+                },
+                method("RequestConfirmation", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u")]) {
+                    call in
+                    let shown = call.arguments[1].uint32 ?? 0
+                    if let passkey, passkey != shown {
+                        show(
+                            "the device shows passkey \(Self.sixDigits(shown)), not \(Self.sixDigits(passkey)): refused"
+                        )
+                        throw Self.refusal("the device shows \(Self.sixDigits(shown)), not \(Self.sixDigits(passkey))")
+                    }
+                    show("confirming passkey \(Self.sixDigits(shown))")
+                    return []
+                },
+                // Pairing that this process asked for needs no further authorization; services are not authorized.
+                method("RequestAuthorization", inputs: [DBusArgument("device", "o")]) { _ in [] },
+                method("AuthorizeService", inputs: [DBusArgument("device", "o"), DBusArgument("uuid", "s")]) { _ in
+                    throw Self.refusal("Gattway authorizes no services")
+                },
+            ])
     }
 
     /// A method whose calls are answered only when they come from bluetoothd, and checked for their signature.
@@ -93,19 +104,21 @@ package struct BlueZPairingAgent: Sendable {
     ) -> DBusMethod {
         let bluetoothd = self.bluetoothd
         let device = self.device
-        return DBusMethod(name: name, inputs: inputs, outputs: outputs, handler: .sync { call in
-            guard call.sender == bluetoothd else {
-                throw Self.refusal("only bluetoothd may call the agent")
-            }
-            let expected = inputs.map(\.signature).joined()
-            guard call.arguments.map(\.signature).joined() == expected else {
-                throw DBusError(name: DBusError.invalidArgs, message: "\(name) takes (\(expected))")
-            }
-            if let asked = call.arguments.first?.objectPath, asked != device {
-                throw Self.refusal("this agent answers for \(device) only")
-            }
-            return try body(call)
-        })
+        return DBusMethod(
+            name: name, inputs: inputs, outputs: outputs,
+            handler: .sync { call in
+                guard call.sender == bluetoothd else {
+                    throw Self.refusal("only bluetoothd may call the agent")
+                }
+                let expected = inputs.map(\.signature).joined()
+                guard call.arguments.map(\.signature).joined() == expected else {
+                    throw DBusError(name: DBusError.invalidArgs, message: "\(name) takes (\(expected))")
+                }
+                if let asked = call.arguments.first?.objectPath, asked != device {
+                    throw Self.refusal("this agent answers for \(device) only")
+                }
+                return try body(call)
+            })
     }
 
     static func refusal(_ message: String) -> DBusError { DBusError(name: rejected, message: message) }

@@ -37,58 +37,73 @@ package struct BlueZPeripheralAgent: Sendable {
     package static let capability = BlueZAgentCapability.keyboardDisplay
 
     package var interface: DBusInterface {
-        DBusInterface(name: BlueZName.agent, methods: [
-            method("Release") { _ in [] },
-            method("Cancel") { _ in [] },
-            method("RequestAuthorization", inputs: [DBusArgument("device", "o")]) { call in
-                let central = Self.address(call)
-                guard passkey == nil else {
-                    prompt(Prompt(
-                        central: central, message: "Just Works pairing from \(central) refused: a passkey is configured"))
-                    throw BlueZPairingAgent.refusal("a passkey is configured; Just Works proves nothing")
-                }
-                prompt(Prompt(central: central, message: "accepted Just Works pairing from \(central)"))
-                return []
-            },
-            method("RequestConfirmation", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u")]) {
-                call in
-                let central = Self.address(call)
-                let shown = BlueZPairingAgent.sixDigits(call.arguments[1].uint32 ?? 0)
-                if let passkey, passkey != call.arguments[1].uint32 {
-                    prompt(Prompt(
-                        central: central, passkey: shown,
-                        message: "pairing from \(central) refused: \(shown) is not the configured passkey"))
-                    throw BlueZPairingAgent.refusal("the passkey does not match")
-                }
-                prompt(Prompt(central: central, passkey: shown, message: "confirmed passkey \(shown) for \(central)"))
-                return []
-            },
-            method("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")]) {
-                call in
-                guard let passkey else {
-                    prompt(Prompt(
-                        central: Self.address(call), message: "pairing refused: no passkey is configured to enter"))
-                    throw BlueZPairingAgent.refusal("no passkey is configured")
-                }
-                return [.uint32(passkey)]
-            },
-            method("RequestPinCode", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("pincode", "s")]) {
-                _ in throw BlueZPairingAgent.refusal("PIN codes are for BR/EDR; the peripheral is LE only")
-            },
-            method("DisplayPasskey", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u"),
-                DBusArgument("entered", "q")]) { call in
-                let central = Self.address(call)
-                let shown = BlueZPairingAgent.sixDigits(call.arguments[1].uint32 ?? 0)
-                prompt(Prompt(central: central, passkey: shown, message: "enter passkey \(shown) on \(central)"))
-                return []
-            },
-            method("DisplayPinCode", inputs: [DBusArgument("device", "o"), DBusArgument("pincode", "s")]) { _ in
-                throw BlueZPairingAgent.refusal("PIN codes are for BR/EDR; the peripheral is LE only")
-            },
-            method("AuthorizeService", inputs: [DBusArgument("device", "o"), DBusArgument("uuid", "s")]) { _ in
-                throw BlueZPairingAgent.refusal("Gattway authorizes no services")
-            },
-        ])
+        DBusInterface(
+            name: BlueZName.agent,
+            methods: [
+                method("Release") { _ in [] },
+                method("Cancel") { _ in [] },
+                method("RequestAuthorization", inputs: [DBusArgument("device", "o")]) { call in
+                    let central = Self.address(call)
+                    guard passkey == nil else {
+                        prompt(
+                            Prompt(
+                                central: central,
+                                message: "Just Works pairing from \(central) refused: a passkey is configured"))
+                        throw BlueZPairingAgent.refusal("a passkey is configured; Just Works proves nothing")
+                    }
+                    prompt(Prompt(central: central, message: "accepted Just Works pairing from \(central)"))
+                    return []
+                },
+                method("RequestConfirmation", inputs: [DBusArgument("device", "o"), DBusArgument("passkey", "u")]) {
+                    call in
+                    let central = Self.address(call)
+                    let shown = BlueZPairingAgent.sixDigits(call.arguments[1].uint32 ?? 0)
+                    if let passkey, passkey != call.arguments[1].uint32 {
+                        prompt(
+                            Prompt(
+                                central: central, passkey: shown,
+                                message: "pairing from \(central) refused: \(shown) is not the configured passkey"))
+                        throw BlueZPairingAgent.refusal("the passkey does not match")
+                    }
+                    prompt(
+                        Prompt(central: central, passkey: shown, message: "confirmed passkey \(shown) for \(central)"))
+                    return []
+                },
+                method("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")])
+                {
+                    call in
+                    guard let passkey else {
+                        prompt(
+                            Prompt(
+                                central: Self.address(call),
+                                message: "pairing refused: no passkey is configured to enter"))
+                        throw BlueZPairingAgent.refusal("no passkey is configured")
+                    }
+                    return [.uint32(passkey)]
+                },
+                method("RequestPinCode", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("pincode", "s")])
+                {
+                    _ in throw BlueZPairingAgent.refusal("PIN codes are for BR/EDR; the peripheral is LE only")
+                },
+                method(
+                    "DisplayPasskey",
+                    inputs: [
+                        DBusArgument("device", "o"), DBusArgument("passkey", "u"),
+                        DBusArgument("entered", "q"),
+                    ]
+                ) { call in
+                    let central = Self.address(call)
+                    let shown = BlueZPairingAgent.sixDigits(call.arguments[1].uint32 ?? 0)
+                    prompt(Prompt(central: central, passkey: shown, message: "enter passkey \(shown) on \(central)"))
+                    return []
+                },
+                method("DisplayPinCode", inputs: [DBusArgument("device", "o"), DBusArgument("pincode", "s")]) { _ in
+                    throw BlueZPairingAgent.refusal("PIN codes are for BR/EDR; the peripheral is LE only")
+                },
+                method("AuthorizeService", inputs: [DBusArgument("device", "o"), DBusArgument("uuid", "s")]) { _ in
+                    throw BlueZPairingAgent.refusal("Gattway authorizes no services")
+                },
+            ])
     }
 
     /// A method whose calls are checked for their signature (the caller is checked by the connection).
@@ -96,13 +111,15 @@ package struct BlueZPeripheralAgent: Sendable {
         _ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [],
         _ body: @escaping @Sendable (DBusMethodCall) throws -> [DBusValue]
     ) -> DBusMethod {
-        DBusMethod(name: name, inputs: inputs, outputs: outputs, handler: .sync { call in
-            let expected = inputs.map(\.signature).joined()
-            guard call.arguments.map(\.signature).joined() == expected else {
-                throw DBusError(name: DBusError.invalidArgs, message: "\(name) takes (\(expected))")
-            }
-            return try body(call)
-        })
+        DBusMethod(
+            name: name, inputs: inputs, outputs: outputs,
+            handler: .sync { call in
+                let expected = inputs.map(\.signature).joined()
+                guard call.arguments.map(\.signature).joined() == expected else {
+                    throw DBusError(name: DBusError.invalidArgs, message: "\(name) takes (\(expected))")
+                }
+                return try body(call)
+            })
     }
 
     /// `/org/bluez/hci0/dev_C0_FF_EE_00_00_02` → `C0:FF:EE:00:00:02`; the path itself when it names no address.

@@ -118,8 +118,11 @@ package struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     package var description: String {
         let hexHigh = Self.hex(high, digits: 16)
         let hexLow = Self.hex(low, digits: 16)
-        let a = hexHigh.utf8.prefix(8), b = hexHigh.utf8.dropFirst(8).prefix(4), c = hexHigh.utf8.suffix(4)
-        let d = hexLow.utf8.prefix(4), e = hexLow.utf8.suffix(12)
+        let a = hexHigh.utf8.prefix(8)
+        let b = hexHigh.utf8.dropFirst(8).prefix(4)
+        let c = hexHigh.utf8.suffix(4)
+        let d = hexLow.utf8.prefix(4)
+        let e = hexLow.utf8.suffix(12)
         var out: [UInt8] = []
         out.reserveCapacity(36)
         out += a

@@ -26,7 +26,9 @@ extension FakeBLECentral {
 
     package func connect(device: String, timeout: Duration) async throws {
         operations.append(.connect(device))
-        let (peripheral, behaviour) = state.withLock { ($0.peripherals[device], $0.connectBehaviour[device] ?? .succeed) }
+        let (peripheral, behaviour) = state.withLock {
+            ($0.peripherals[device], $0.connectBehaviour[device] ?? .succeed)
+        }
         guard let peripheral else { throw BlueZError(.doesNotExist, "Does Not Exist") }
         switch behaviour {
         case .succeed:

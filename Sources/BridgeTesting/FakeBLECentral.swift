@@ -22,12 +22,17 @@ package final class FakeBLECentral: BLECentral {
     /// What the bridge asked the central to do.
     package enum Operation: Sendable, Equatable {
         case startDiscovery, stopDiscovery
-        case connect(String), disconnect(String), removeDevice(String)
+        case connect(String)
+        case disconnect(String)
+        case removeDevice(String)
         /// A `connect` that hung was given up by its caller (its task was cancelled).
         case connectCancelled(String)
-        case read(String), write(String, [UInt8], withResponse: Bool)
-        case startNotify(String), acquireNotify(String)
-        case pair(String), cancelPairing(String)
+        case read(String)
+        case write(String, [UInt8], withResponse: Bool)
+        case startNotify(String)
+        case acquireNotify(String)
+        case pair(String)
+        case cancelPairing(String)
     }
 
     package let adapterPath: String
@@ -54,9 +59,12 @@ package final class FakeBLECentral: BLECentral {
         adapterPath = "/org/bluez/" + adapter
         // Unbounded: a test's handful of events must all arrive, as bluetoothd's signals would.
         (eventStream, eventContinuation) = AsyncStream.makeStream(of: BLECentralEvent.self)
-        eventContinuation.yield(.snapshot([
-            BLEObject(path: adapterPath, interfaces: BLEInterfaces(adapter: [.powered(true), .address("00:00:00:00:00:00")]))
-        ]))
+        eventContinuation.yield(
+            .snapshot([
+                BLEObject(
+                    path: adapterPath,
+                    interfaces: BLEInterfaces(adapter: [.powered(true), .address("00:00:00:00:00:00")]))
+            ]))
     }
 
     // MARK: - Driven by the test
@@ -113,7 +121,9 @@ package final class FakeBLECentral: BLECentral {
     @discardableResult
     package func notify(_ device: FakePeripheral, _ uuid: BluetoothUUID, _ value: [UInt8]) -> Bool {
         let path = device.characteristic(uuid).path
-        let (channel, sink, notifying) = state.withLock { ($0.channels[path], $0.valueSink, $0.startNotified.contains(path)) }
+        let (channel, sink, notifying) = state.withLock {
+            ($0.channels[path], $0.valueSink, $0.startNotified.contains(path))
+        }
         if let channel { return channel.deliver([value]) }
         guard notifying else { return false }
         if sink?(path, value) != true {

@@ -36,7 +36,9 @@ package final class FakeGATTServer: GATTServer {
     package func registerApplication(adapter: String) async throws { changing { $0.applicationRegistered = true } }
     package func unregisterApplication(adapter: String) async throws { changing { $0.applicationRegistered = false } }
     package func registerAdvertisement(adapter: String) async throws { changing { $0.advertisementRegistered = true } }
-    package func unregisterAdvertisement(adapter: String) async throws { changing { $0.advertisementRegistered = false } }
+    package func unregisterAdvertisement(adapter: String) async throws {
+        changing { $0.advertisementRegistered = false }
+    }
 
     package func emitValue(characteristic: Int, _ value: [UInt8]) async throws {
         changing { $0.emitted[characteristic, default: []].append(value) }
@@ -104,7 +106,8 @@ package final class FakeGATTServer: GATTServer {
 
     /// Waits until `condition` holds for this server.
     package func wait(
-        for what: String, timeout: Duration = .seconds(10), until condition: @escaping @Sendable (FakeGATTServer) -> Bool
+        for what: String, timeout: Duration = .seconds(10),
+        until condition: @escaping @Sendable (FakeGATTServer) -> Bool
     ) async throws {
         guard await waiters.wait(timeout: timeout, until: { [unowned self] in condition(self) }) else {
             throw ConditionTimeout(what: what)

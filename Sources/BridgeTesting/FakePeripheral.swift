@@ -33,8 +33,9 @@ package struct FakePeripheral: Sendable, Hashable {
             servicePaths[servicePath] = service
             handle += 1
             for (uuid, flags) in members {
-                characteristics.append(Characteristic(
-                    path: servicePath + "/char" + hex4(handle), service: service, uuid: uuid, flags: flags))
+                characteristics.append(
+                    Characteristic(
+                        path: servicePath + "/char" + hex4(handle), service: service, uuid: uuid, flags: flags))
                 handle += 2
             }
         }
@@ -60,9 +61,13 @@ package struct FakePeripheral: Sendable, Hashable {
     var gattObjects: [BLEObject] {
         services.map { BLEObject(path: $0.key, interfaces: BLEInterfaces(serviceUUID: $0.value)) }
             + characteristics.map { characteristic in
-                BLEObject(path: characteristic.path, interfaces: BLEInterfaces(characteristic: BLECharacteristicState(
-                    path: characteristic.path, uuid: characteristic.uuid,
-                    servicePath: BLECharacteristicState.parentPath(of: characteristic.path), flags: characteristic.flags)))
+                BLEObject(
+                    path: characteristic.path,
+                    interfaces: BLEInterfaces(
+                        characteristic: BLECharacteristicState(
+                            path: characteristic.path, uuid: characteristic.uuid,
+                            servicePath: BLECharacteristicState.parentPath(of: characteristic.path),
+                            flags: characteristic.flags)))
             }
     }
 

@@ -17,7 +17,8 @@ extension CentralBridge {
         case .publish(let payload):
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
             guard fleetAllows(path) else { return }
-            outbox.send(MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
+            outbox.send(
+                MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
         case .scheduleFlush(let wait):
             spawn(forDevice: path) {
                 try? await self.clock.sleep(for: wait)  // cancelled only when the bridge stops: nothing left to publish
@@ -57,7 +58,9 @@ extension CentralBridge {
         devicesListFlushScheduled = false
         guard devicesListDirty else { return }
         devicesListDirty = false
-        outbox.send(MQTTMessage(topic: routes.bridgeDevicesTopic, payload: devicesListPayload(), qos: .atLeastOnce, retain: true))
+        outbox.send(
+            MQTTMessage(
+                topic: routes.bridgeDevicesTopic, payload: devicesListPayload(), qos: .atLeastOnce, retain: true))
     }
 
     func devicesListPayload() -> [UInt8] {

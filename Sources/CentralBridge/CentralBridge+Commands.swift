@@ -1,8 +1,8 @@
 import BluetoothCore
 import BridgeCore
+import CoreMetrics
 import Logging
 import MQTTCore
-import CoreMetrics
 
 extension CentralBridge {
     /// At most this many commands wait per device; more get a `Busy` error result at once.
@@ -16,9 +16,10 @@ extension CentralBridge {
             let verb = String(message.topic.dropFirst(requestPrefix.count))
             // The peripheral bridge checks and answers its own verbs on its own connection.
             if CentralRoutes.peripheralVerbs.contains(verb), configuration.peripheral != nil { return }
-            guard admitCommand(
-                message, limit: configuration.mqtt.payloadLimits.request,
-                defaultReplyTopic: routes.bridgeResponseTopic(verb))
+            guard
+                admitCommand(
+                    message, limit: configuration.mqtt.payloadLimits.request,
+                    defaultReplyTopic: routes.bridgeResponseTopic(verb))
             else { return }
             await handleBridgeRequest(verb: verb, message: message)
             return
@@ -30,9 +31,10 @@ extension CentralBridge {
             return
         }
         let targetRoute = target.flatMap { target in devices[target.0].map { $0.routes[target.1] } }
-        guard admitCommand(
-            message, limit: configuration.mqtt.payloadLimits.command,
-            defaultReplyTopic: targetRoute.map { target!.2 ? $0.setResultTopic : $0.getResultTopic })
+        guard
+            admitCommand(
+                message, limit: configuration.mqtt.payloadLimits.command,
+                defaultReplyTopic: targetRoute.map { target!.2 ? $0.setResultTopic : $0.getResultTopic })
         else { return }
         guard let (path, routeIndex, isSet) = target, let device = devices[path] else {
             metrics.rejectedCommands.increment()
@@ -57,20 +59,29 @@ extension CentralBridge {
         let kind: PendingCommand.Kind
         if isSet {
             guard route.characteristic.write != nil else {
-                return fail(reply, .gattway(
-                    "NotWritable", "\(route.characteristic.topicName) of \(device.topic) is not configured as writable"))
+                return fail(
+                    reply,
+                    .gattway(
+                        "NotWritable",
+                        "\(route.characteristic.topicName) of \(device.topic) is not configured as writable"))
             }
             do {
                 kind = .write(try route.characteristic.codec.encode(payload: request.value))
             } catch {
                 noteInvalidCommand(message, error)
-                return fail(reply, .gattway(
-                    "InvalidPayload", "the payload cannot be encoded with codec \(route.characteristic.codec): \(error)"))
+                return fail(
+                    reply,
+                    .gattway(
+                        "InvalidPayload",
+                        "the payload cannot be encoded with codec \(route.characteristic.codec): \(error)"))
             }
         } else {
             guard route.characteristic.read else {
-                return fail(reply, .gattway(
-                    "NotReadable", "\(route.characteristic.topicName) of \(device.topic) is not configured with read: true"))
+                return fail(
+                    reply,
+                    .gattway(
+                        "NotReadable",
+                        "\(route.characteristic.topicName) of \(device.topic) is not configured with read: true"))
             }
             kind = .read
         }
@@ -161,10 +172,14 @@ extension CentralBridge {
 
     /// The command in flight finished: answers those that waited past their deadline and returns the next one.
     private func takeNextCommand(_ path: String) -> PendingCommand? {
-        guard let device = devices[path], let progress = devices[path]?.commands.finished(at: clock.now) else { return nil }
+        guard let device = devices[path], let progress = devices[path]?.commands.finished(at: clock.now) else {
+            return nil
+        }
         for command in progress.expired {
-            fail(replyAddress(of: command, on: device), .gattway(
-                "Timeout", "\(device.topic) did not get to the command within \(device.commands.commandTimeout)"))
+            fail(
+                replyAddress(of: command, on: device),
+                .gattway(
+                    "Timeout", "\(device.topic) did not get to the command within \(device.commands.commandTimeout)"))
         }
         return progress.start?.command
     }
@@ -181,7 +196,9 @@ extension CentralBridge {
     /// The characteristic's object path once the device is connected: on_demand devices are connected now;
     /// others are waited for up to the request timeout.
     private func readyCharacteristic(_ path: String, _ route: CharacteristicRoute) async throws -> String {
-        guard let device = devices[path] else { throw CommandFailure.gattway("DeviceUnavailable", "the device is gone") }
+        guard let device = devices[path] else {
+            throw CommandFailure.gattway("DeviceUnavailable", "the device is gone")
+        }
         let timeout = configuration.bluetooth.requestTimeout
         if !(tree.devices[path]?.servicesResolved ?? false) {
             switch device.policy {
@@ -198,19 +215,24 @@ extension CentralBridge {
                 throw CommandFailure.gattway("NotConnectable", "\(device.topic) is configured with connect: never")
             }
         }
-        guard let characteristic = tree.characteristic(
-            ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
+        guard
+            let characteristic = tree.characteristic(
+                ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
         else {
             throw CommandFailure.gattway(
                 "NoSuchCharacteristic",
-                "\(device.topic) has no characteristic \(route.characteristic.uuid) in service \(route.characteristic.service)")
+                "\(device.topic) has no characteristic \(route.characteristic.uuid) in service \(route.characteristic.service)"
+            )
         }
         return characteristic.path
     }
 
     private func publishReadValue(_ value: [UInt8], route: CharacteristicRoute, reply: ReplyAddress) {
         guard let payload = try? route.characteristic.codec.decode(value) else {
-            return fail(reply, .gattway("UndecodableValue", "the value read cannot be decoded with codec \(route.characteristic.codec)"))
+            return fail(
+                reply,
+                .gattway(
+                    "UndecodableValue", "the value read cannot be decoded with codec \(route.characteristic.codec)"))
         }
         // The value topic gets it through PropertiesChanged(Value) (BlueZ updates Value on a read); the requester's
         // Response Topic gets it directly.
@@ -221,8 +243,10 @@ extension CentralBridge {
         }
         // `<char>/get/result` mirrors `/set/result`: the outcome, not the value.
         if let resultTopic = reply.resultTopic {
-            outbox.send(MQTTMessage(
-                topic: resultTopic, payload: SetResult.success.payload(transaction: reply.transaction), qos: .atLeastOnce))
+            outbox.send(
+                MQTTMessage(
+                    topic: resultTopic, payload: SetResult.success.payload(transaction: reply.transaction),
+                    qos: .atLeastOnce))
         }
     }
 
@@ -238,7 +262,9 @@ extension CentralBridge {
     }
 
     func fail(_ reply: ReplyAddress, _ failure: CommandFailure) {
-        send(SetResult.failure(error: failure.name, message: failure.message).payload(transaction: reply.transaction), to: reply)
+        send(
+            SetResult.failure(error: failure.name, message: failure.message).payload(transaction: reply.transaction),
+            to: reply)
     }
 
     private func send(_ payload: [UInt8], to reply: ReplyAddress) {

@@ -28,7 +28,8 @@ extension CentralBridge {
         } catch {
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "\(error.code)")]).increment()
             if case .log = refusals.report("\(error.code)", topic: device.topic, at: started.duration(to: clock.now)) {
-                logger.info("device.advert.undecodable", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
+                logger.info(
+                    "device.advert.undecodable", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
             }
             return
         }
@@ -70,7 +71,8 @@ extension CentralBridge {
         devices[path]?.pendingStatePayload = nil
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard fleetAllows(path) else { return }
-        outbox.send(MQTTMessage(topic: routes.stateTopic(device.topic), payload: payload, qos: .atLeastOnce, retain: true))
+        outbox.send(
+            MQTTMessage(topic: routes.stateTopic(device.topic), payload: payload, qos: .atLeastOnce, retain: true))
     }
 
     private func flushState(_ path: String) {

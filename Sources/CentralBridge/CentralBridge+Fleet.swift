@@ -1,9 +1,9 @@
 import BluetoothCore
 import BridgeCore
+import CoreMetrics
 import Logging
 import MQTTCore
 import Synchronization
-import CoreMetrics
 
 /// The fleet ownership protocol, driven by the central bridge (README, "Fleets").
 ///
@@ -172,12 +172,16 @@ extension CentralBridge {
 
     private func fleetRefused(_ message: MQTTMessage, reason: String) {
         fleet?.messagesRefused.increment()
-        if case .log(let suppressed) = refusals.report("fleet", topic: message.topic, at: started.duration(to: clock.now)) {
-            logger.warning("fleet.message.refused", metadata: [
-                "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
-                "error": "\(reason)", "payload.excerpt": "\(PayloadExcerpt.quote(message.payload))",
-                "suppressed_since_last": "\(suppressed)",
-            ])
+        if case .log(let suppressed) = refusals.report(
+            "fleet", topic: message.topic, at: started.duration(to: clock.now))
+        {
+            logger.warning(
+                "fleet.message.refused",
+                metadata: [
+                    "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
+                    "error": "\(reason)", "payload.excerpt": "\(PayloadExcerpt.quote(message.payload))",
+                    "suppressed_since_last": "\(suppressed)",
+                ])
         }
     }
 
@@ -205,11 +209,13 @@ extension CentralBridge {
             fleetSubscriptions?.yield(.unsubscribe(fleet.topics.owner(device)))
         case .publishClaim(let device, let claim):
             fleet.claimsPublished.increment()
-            outbox.send(MQTTMessage(topic: fleet.topics.owner(device), payload: claim.payload, qos: .atLeastOnce, retain: true))
+            outbox.send(
+                MQTTMessage(topic: fleet.topics.owner(device), payload: claim.payload, qos: .atLeastOnce, retain: true))
         case .publishSightings(let sightings):
-            outbox.send(MQTTMessage(
-                topic: fleet.topics.sightings(fleet.machine.gateway), payload: sightings.payload, qos: .atLeastOnce,
-                retain: true))
+            outbox.send(
+                MQTTMessage(
+                    topic: fleet.topics.sightings(fleet.machine.gateway), payload: sightings.payload, qos: .atLeastOnce,
+                    retain: true))
         case .connect(let device):
             guard let path = path(ofDeviceTopic: device) else { return }
             if case .always = devices[path]?.policy { startLink(path) }
@@ -231,7 +237,9 @@ extension CentralBridge {
             // is that gateway's to publish, and an offline from here could land after its online.
             if fleet.machine.claim(of: device)?.gateway == nil, let topic = devices[path]?.topic {
                 devices[path]?.online = false
-                outbox.send(MQTTMessage(topic: routes.availabilityTopic(topic), text: "offline", qos: .atLeastOnce, retain: true))
+                outbox.send(
+                    MQTTMessage(
+                        topic: routes.availabilityTopic(topic), text: "offline", qos: .atLeastOnce, retain: true))
             }
         }
     }
@@ -242,12 +250,16 @@ extension CentralBridge {
         guard let device = devices[path] else { return }
         publishAvailability(path, online: true, force: true)
         if let state = tree.devices[path] {
-            outbox.send(MQTTMessage(
-                topic: routes.advertTopic(device.topic), payload: Self.advertPayload(state), qos: .atMostOnce, retain: true))
+            outbox.send(
+                MQTTMessage(
+                    topic: routes.advertTopic(device.topic), payload: Self.advertPayload(state), qos: .atMostOnce,
+                    retain: true))
         }
         if !device.lastStatePayload.isEmpty {
-            outbox.send(MQTTMessage(
-                topic: routes.stateTopic(device.topic), payload: device.lastStatePayload, qos: .atLeastOnce, retain: true))
+            outbox.send(
+                MQTTMessage(
+                    topic: routes.stateTopic(device.topic), payload: device.lastStatePayload, qos: .atLeastOnce,
+                    retain: true))
         }
     }
 

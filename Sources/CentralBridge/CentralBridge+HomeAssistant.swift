@@ -1,7 +1,7 @@
+import BluetoothCore
 import BridgeCore
 import Logging
 import MQTTCore
-import BluetoothCore
 
 /// Home Assistant MQTT discovery: announces the configured devices, their entities and the gateway (retained, under
 /// the discovery prefix) after each broker connect, when Home Assistant says `online` on its status topic, after a
@@ -105,7 +105,8 @@ extension CentralBridge {
             homeAssistant.save(directory: configuration.stateDirectory, logger: logger)
         }
         if sent > 0 || !cleared.isEmpty {
-            logger.info("homeassistant.discovery.published", metadata: ["entities": "\(sent)", "cleared": "\(cleared.count)"])
+            logger.info(
+                "homeassistant.discovery.published", metadata: ["entities": "\(sent)", "cleared": "\(cleared.count)"])
         }
     }
 }

@@ -1,8 +1,8 @@
 import BluetoothCore
 import BridgeCore
 import Logging
-import Metrics
 import MQTTCore
+import Metrics
 
 extension CentralBridge {
     /// The Response Topic rule over every filter Gattway subscribes to: this bridge's command topics and, when
@@ -24,26 +24,30 @@ extension CentralBridge {
     ///
     /// - Returns: false when the command must not run.
     func admitCommand(_ message: MQTTMessage, limit: Int, defaultReplyTopic: String?) -> Bool {
-        guard let refusal = CommandRefusal.check(
-            retained: message.retain, payloadSize: message.oversizePayloadLength ?? message.payload.count,
-            limit: limit, responseTopic: message.properties.responseTopic, rule: responseTopicRule)
+        guard
+            let refusal = CommandRefusal.check(
+                retained: message.retain, payloadSize: message.oversizePayloadLength ?? message.payload.count,
+                limit: limit, responseTopic: message.properties.responseTopic, rule: responseTopicRule)
         else { return true }
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", refusal.metricReason)]).increment()
         let decision = refusals.report(refusal, topic: message.topic, at: started.duration(to: clock.now))
         if case .log(let suppressed) = decision {
-            logger.warning("mqtt.command.refused", metadata: [
-                "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
-                "reason": "\(refusal.metricReason)", "error": "\(refusal)",
-                "payload.excerpt": "\(PayloadExcerpt.quote(message.payload))",
-                "suppressed_since_last": "\(suppressed)",
-            ])
+            logger.warning(
+                "mqtt.command.refused",
+                metadata: [
+                    "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
+                    "reason": "\(refusal.metricReason)", "error": "\(refusal)",
+                    "payload.excerpt": "\(PayloadExcerpt.quote(message.payload))",
+                    "suppressed_since_last": "\(suppressed)",
+                ])
         }
         if let defaultReplyTopic {
-            outbox.send(MQTTMessage(
-                topic: defaultReplyTopic,
-                payload: SetResult.failure(error: "gattway.Error.\(refusal.errorKind)", message: "\(refusal)")
-                    .payload(transaction: nil),
-                qos: .atLeastOnce))
+            outbox.send(
+                MQTTMessage(
+                    topic: defaultReplyTopic,
+                    payload: SetResult.failure(error: "gattway.Error.\(refusal.errorKind)", message: "\(refusal)")
+                        .payload(transaction: nil),
+                    qos: .atLeastOnce))
         }
         return false
     }
@@ -53,10 +57,12 @@ extension CentralBridge {
         Counter(label: "gattway.mqtt.commands_refused", dimensions: [("reason", "invalid_payload")]).increment()
         let decision = refusals.report("invalid", topic: message.topic, at: started.duration(to: clock.now))
         if case .log(let suppressed) = decision {
-            logger.notice("mqtt.command.invalid", metadata: [
-                "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
-                "error": "\(error)", "suppressed_since_last": "\(suppressed)",
-            ])
+            logger.notice(
+                "mqtt.command.invalid",
+                metadata: [
+                    "mqtt.topic": "\(PayloadExcerpt.quote(Array(message.topic.utf8), maximumBytes: 128))",
+                    "error": "\(error)", "suppressed_since_last": "\(suppressed)",
+                ])
         }
     }
 }

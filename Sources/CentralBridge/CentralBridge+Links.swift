@@ -1,8 +1,8 @@
 import BluetoothCore
 import BridgeCore
+import CoreMetrics
 import Logging
 import MQTTCore
-import CoreMetrics
 
 extension CentralBridge {
     /// Starts the connect → resolve → subscribe → wait for loss → back off loop of a device, once.
@@ -19,7 +19,8 @@ extension CentralBridge {
     private func runLink(_ path: String) async {
         let bluetooth = configuration.bluetooth
         var link = DeviceLinkStateMachine<BridgeClock.Instant>(
-            policy: .always, backoff: JitteredBackoff(initial: bluetooth.reconnectInitial, maximum: bluetooth.reconnectMax),
+            policy: .always,
+            backoff: JitteredBackoff(initial: bluetooth.reconnectInitial, maximum: bluetooth.reconnectMax),
             inProgressBackoff: JitteredBackoff(initial: .milliseconds(50), maximum: .milliseconds(800)),
             maxInProgressRetries: 0, available: devices[path]?.online ?? false)
         defer { devices[path]?.linkRunning = false }
@@ -67,7 +68,9 @@ extension CentralBridge {
 
     /// Connects the device (when needed), waits for its GATT tree and subscribes to its notifications.
     func establish(_ path: String) async throws {
-        guard let device = devices[path] else { throw CommandFailure.gattway("DeviceUnavailable", "device is no longer tracked") }
+        guard let device = devices[path] else {
+            throw CommandFailure.gattway("DeviceUnavailable", "device is no longer tracked")
+        }
         let bluetooth = configuration.bluetooth
         if tree.devices[path] == nil {
             // Not heard of yet (or forgotten by bluetoothd): wait for an advertisement.
@@ -76,7 +79,9 @@ extension CentralBridge {
         if !(tree.devices[path]?.connected ?? false) {
             await acquireConnectSlot()
             defer { releaseConnectSlot() }
-            try await retryingInProgress { try await self.central.connect(device: path, timeout: bluetooth.connectTimeout) }
+            try await retryingInProgress {
+                try await self.central.connect(device: path, timeout: bluetooth.connectTimeout)
+            }
             metrics.connects.increment()
         }
         // GATT discovery continues after Connect replies: use the tree only once ServicesResolved is true.
@@ -123,13 +128,16 @@ extension CentralBridge {
         closeSockets(path)
         var resolved: [(route: CharacteristicRoute, characteristic: BLECharacteristicState)] = []
         for route in device.routes {
-            guard let characteristic = tree.characteristic(
-                ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
+            guard
+                let characteristic = tree.characteristic(
+                    ofDevice: path, service: route.characteristic.service, uuid: route.characteristic.uuid)
             else {
                 if route.characteristic.notify || route.characteristic.read || route.characteristic.write != nil {
                     logger.warning(
                         "device.characteristic.missing",
-                        metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)"])
+                        metadata: [
+                            "device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)",
+                        ])
                 }
                 continue
             }
@@ -178,7 +186,9 @@ extension CentralBridge {
                 logger.info("device.notify.fallback", metadata: names.merging(["error": "\(error)"]) { $1 })
             }
         }
-        try await retryingInProgress { try await self.central.startNotify(characteristic: characteristicPath, timeout: .seconds(10)) }
+        try await retryingInProgress {
+            try await self.central.startNotify(characteristic: characteristicPath, timeout: .seconds(10))
+        }
     }
 
     /// Sockets bluetoothd may close during one connection before StartNotify replaces AcquireNotify.
@@ -207,8 +217,10 @@ extension CentralBridge {
         } catch {
             logger.info(
                 "device.notify.resubscribe_failed",
-                metadata: ["device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)",
-                           "error": "\(error)"])
+                metadata: [
+                    "device.name": "\(device.topic)", "characteristic": "\(route.characteristic.topicName)",
+                    "error": "\(error)",
+                ])
         }
     }
 
@@ -225,7 +237,9 @@ extension CentralBridge {
             devices[path]?.deviceName = DeviceNameText.text(of: bytes)
             markDevicesListDirty()
         } catch {
-            logger.debug("device.name.unreadable", metadata: ["device.name": "\(devices[path]?.topic ?? path)", "error": "\(error)"])
+            logger.debug(
+                "device.name.unreadable",
+                metadata: ["device.name": "\(devices[path]?.topic ?? path)", "error": "\(error)"])
         }
     }
 

@@ -20,7 +20,9 @@ extension CentralBridge {
     /// `bridge/request/pair`: pairs and bonds with a tracked device, answering bluetoothd through an agent that
     /// only bluetoothd may call and only about this device. One pairing at a time.
     func pair(_ path: String, passkey: UInt32?) async throws {
-        guard let device = devices[path] else { throw CommandFailure.gattway("DeviceUnavailable", "the device is gone") }
+        guard let device = devices[path] else {
+            throw CommandFailure.gattway("DeviceUnavailable", "the device is gone")
+        }
         guard !pairingInProgress else {
             throw CommandFailure.gattway("Busy", "another pairing is in progress; try again when it has finished")
         }

@@ -20,9 +20,10 @@ extension CentralBridge {
         guard fleetAllows(path) else { return }
         guard changed || force || !store.hasPublished(routes.availabilityTopic(device.topic)) else { return }
         store.markPublished(routes.availabilityTopic(device.topic))
-        outbox.send(MQTTMessage(
-            topic: routes.availabilityTopic(device.topic), text: online ? "online" : "offline", qos: .atLeastOnce,
-            retain: true))
+        outbox.send(
+            MQTTMessage(
+                topic: routes.availabilityTopic(device.topic), text: online ? "online" : "offline", qos: .atLeastOnce,
+                retain: true))
         if changed { markDevicesListDirty() }
     }
 

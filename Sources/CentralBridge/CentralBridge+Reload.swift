@@ -28,7 +28,8 @@ extension CentralBridge {
         pinConfiguredAddresses(previous: running)
         // Whatever bluetoothd knows of may match a new or changed entry.
         for path in tree.devices.keys where devices[path] == nil { deviceSeen(path) }
-        outbox.send(MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
+        outbox.send(
+            MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
         markDevicesListDirty()
         logger.notice(
             "configuration.reloaded",
@@ -88,7 +89,8 @@ extension CentralBridge {
             }
             guard connected else { return }
             do { try await central.disconnect(device: path, timeout: .seconds(10)) } catch {
-                logger.info("device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
+                logger.info(
+                    "device.disconnect.failed", metadata: ["device.name": "\(device.topic)", "error": "\(error)"])
             }
         }
     }
@@ -96,10 +98,11 @@ extension CentralBridge {
     /// Keeps bluetoothd's objects of configured addresses from being evicted, and frees those no longer configured.
     private func pinConfiguredAddresses(previous: BridgeConfiguration) {
         func pins(_ configuration: BridgeConfiguration) -> Set<String> {
-            Set(configuration.devices.compactMap { device -> String? in
-                guard case .address(let address) = device.selector else { return nil }
-                return adapterPath + "/" + address.bluezPathComponent
-            })
+            Set(
+                configuration.devices.compactMap { device -> String? in
+                    guard case .address(let address) = device.selector else { return nil }
+                    return adapterPath + "/" + address.bluezPathComponent
+                })
         }
         let now = pins(configuration)
         for path in pins(previous).subtracting(now) where devices[path] == nil { tree.pinnedDevices.remove(path) }
@@ -131,7 +134,8 @@ extension CentralBridge {
             guard case .match = configuration.devices[device.configIndex].selector else { return false }
             // A passive device is "online" only while heard; a connectable one must also have no link.
             let passive: Bool = if case .never = device.policy { true } else { false }
-            return device.lastHeard.duration(to: now) >= configuration.bluetooth.unheardTimeout && (passive || !device.online)
+            return device.lastHeard.duration(to: now) >= configuration.bluetooth.unheardTimeout
+                && (passive || !device.online)
                 && device.commands.isIdle && !(tree.devices[device.path]?.connected ?? false)
         }
         for device in stale {

@@ -1,8 +1,8 @@
 import BluetoothCore
 import BridgeCore
+import Foundation
 import Logging
 import MQTTCore
-import Foundation
 
 extension CentralBridge {
     /// `bridge/request/<verb>` → `bridge/response/<verb>` (and the MQTT 5 Response Topic), echoing `transaction`.
@@ -46,12 +46,14 @@ extension CentralBridge {
                 let path = devicePath(named: name)
             else {
                 let named = body["device"]?.stringValue.map { Array($0.utf8) } ?? message.payload
-                return fail(reply, .gattway("UnknownDevice", "no tracked device is named \(PayloadExcerpt.quote(named))"))
+                return fail(
+                    reply, .gattway("UnknownDevice", "no tracked device is named \(PayloadExcerpt.quote(named))"))
             }
             // A connect may take the whole connect timeout: it runs in a task of its own, so that the command
             // topics (read by the same consumer) never wait for it.
             guard requestsInFlight < Self.maxRequestsInFlight else {
-                return fail(reply, .gattway("Busy", "\(requestsInFlight) requests are already running; try again later"))
+                return fail(
+                    reply, .gattway("Busy", "\(requestsInFlight) requests are already running; try again later"))
             }
             var passkey: UInt32?
             if verb == "pair" {

@@ -14,7 +14,9 @@ extension CentralBridge {
         for path in Array(devices.keys) {
             guard let device = devices[path], let waiting = devices[path]?.commands.shutdown() else { continue }
             for command in waiting {
-                fail(replyAddress(of: command, on: device), .gattway("ShuttingDown", "gattway is stopping; the command was not run"))
+                fail(
+                    replyAddress(of: command, on: device),
+                    .gattway("ShuttingDown", "gattway is stopping; the command was not run"))
             }
         }
         // All at once, each bounded: a device that does not answer holds up no other, and the whole stop stays short.
@@ -30,7 +32,8 @@ extension CentralBridge {
             for (path, topic) in connected {
                 group.addTask {
                     do { try await central.disconnect(device: path, timeout: .seconds(5)) } catch {
-                        logger.info("device.disconnect.failed", metadata: ["device.name": "\(topic)", "error": "\(error)"])
+                        logger.info(
+                            "device.disconnect.failed", metadata: ["device.name": "\(topic)", "error": "\(error)"])
                     }
                 }
             }

@@ -1,8 +1,8 @@
 import BluetoothCore
 import BridgeCore
+import DequeModule
 import Logging
 import MQTTCore
-import DequeModule
 
 extension CentralBridge {
     // MARK: - Discovery

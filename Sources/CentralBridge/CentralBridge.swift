@@ -56,7 +56,8 @@ package actor CentralBridge: Service {
     let openAESCCM: AESCCMOpening?
     /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
     var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>()
-    var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
+    var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(
+        modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
     /// Where the bridge takes its time from: every timestamp, timeout and sleep.
     let clock: BridgeClock
     let started: BridgeClock.Instant
@@ -109,7 +110,8 @@ package actor CentralBridge: Service {
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         if let gateway = configuration.mqtt.gatewayID {
-            fleet = FleetParticipation(gateway: gateway, base: configuration.mqtt.baseTopic, settings: configuration.fleet)
+            fleet = FleetParticipation(
+                gateway: gateway, base: configuration.mqtt.baseTopic, settings: configuration.fleet)
             fleetOwned.store(0, ordering: .relaxed)
         }
         for device in configuration.devices {
@@ -380,7 +382,8 @@ package actor CentralBridge: Service {
     /// published our Last Will when the link dropped.
     private func brokerConnected() async {
         outbox.send(MQTTMessage(topic: routes.bridge.bridgeState, text: "online", qos: .atLeastOnce, retain: true))
-        outbox.send(MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
+        outbox.send(
+            MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
         // Every verb, so that an unknown one gets an error answer instead of silence.
         let filter = routes.bridge.bridgeRequestFilter
         if subscribedFilters.insert(filter).inserted {

@@ -41,12 +41,13 @@ struct CentralRoutes: Sendable {
         let layout = bridge
         for (index, device) in configuration.devices.enumerated() {
             let deviceTopic = device.topicName ?? "device\(index)"
-            all.append(device.characteristics.map { characteristic in
-                CharacteristicRoute(
-                    deviceIndex: index, characteristic: characteristic,
-                    valueTopic: layout.value(deviceTopic, characteristic.topicName),
-                    qos: qos, retain: characteristic.retain ?? configuration.mqtt.retain)
-            })
+            all.append(
+                device.characteristics.map { characteristic in
+                    CharacteristicRoute(
+                        deviceIndex: index, characteristic: characteristic,
+                        valueTopic: layout.value(deviceTopic, characteristic.topicName),
+                        qos: qos, retain: characteristic.retain ?? configuration.mqtt.retain)
+                })
         }
         routesByDevice = all
     }

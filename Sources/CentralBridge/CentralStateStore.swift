@@ -45,8 +45,10 @@ final class CentralStateStore: Sendable {
             for entry in dropped {
                 logger.warning(
                     "state.topic.dropped",
-                    metadata: ["device.address": "\(entry.address)", "device.name": "\(entry.topic.debugDescription)",
-                               "reason": "\(entry.reason)"])
+                    metadata: [
+                        "device.address": "\(entry.address)", "device.name": "\(entry.topic.debugDescription)",
+                        "reason": "\(entry.reason)",
+                    ])
                 snapshot.devices[entry.address] = nil
             }
             let values = snapshot.lastValues.compactMapValues { Data(base64Encoded: $0).map { [UInt8]($0) } }
@@ -54,7 +56,8 @@ final class CentralStateStore: Sendable {
                 $0.snapshot = snapshot
                 $0.lastValues = values
             }
-            logger.info("state.restored", metadata: ["devices": "\(snapshot.devices.count)", "path": "\(fileURL.path)"])
+            logger.info(
+                "state.restored", metadata: ["devices": "\(snapshot.devices.count)", "path": "\(fileURL.path)"])
         } catch {
             // A damaged state file is set aside, not fatal: the bridge starts afresh.
             do {

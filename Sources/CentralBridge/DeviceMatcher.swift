@@ -18,7 +18,8 @@ enum DeviceMatcher {
                 guard name.hasPrefix(namePrefix) else { return false }
             }
             if let service {
-                let advertised = device.uuids.compactMap { BluetoothUUID($0) }
+                let advertised =
+                    device.uuids.compactMap { BluetoothUUID($0) }
                     + device.serviceData.keys.compactMap { BluetoothUUID($0) }
                 guard advertised.contains(service) else { return false }
             }

@@ -1,9 +1,9 @@
 import BluetoothCore
 import BridgeCore
-import Logging
-import MQTTCore
 import CoreMetrics
 import Dispatch
+import Logging
+import MQTTCore
 
 /// Publishes the notifications of one AcquireNotify socket to the characteristic's value topic.
 ///

@@ -5,7 +5,6 @@ import Logging
 import MQTTCore
 import Metrics
 import Synchronization
-import Dispatch
 
 /// The bridge's ordered queue of messages to publish (availability, adverts, results, events, StartNotify values).
 ///

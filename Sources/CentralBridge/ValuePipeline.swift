@@ -1,6 +1,6 @@
 import BridgeCore
-import MQTTCore
 import CoreMetrics
+import MQTTCore
 
 /// The one way a characteristic's values become MQTT messages, whichever path brought them (a notification
 /// channel's batch or a value the central announced by itself under StartNotify, or a read's echo).

@@ -1,9 +1,9 @@
 import BluetoothCore
 import BridgeCore
+import CoreMetrics
 import Logging
 import MQTTCore
 import Synchronization
-import CoreMetrics
 
 /// Publishes characteristic values that arrive as PropertiesChanged (StartNotify notifications and the echo of
 /// reads) to their value topics.

@@ -1,6 +1,6 @@
 internal import CDBus
-import Synchronization
 import Dispatch
+import Synchronization
 
 /// Resumes one method call's continuation exactly once: from libdbus's pending-call notify, from cancellation,
 /// or from close. Retained once for libdbus in `call(…)` and released by libdbus's free function.
@@ -38,14 +38,16 @@ extension DBusConnection {
         let what = "\(interface).\(method) on \(destination) \(path)"
         let c = try requireHandle(what)
         let token = makeToken()
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         defer { finishCall(token) }  // also on an error reply, a timeout or cancellation
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let box = PendingCallBox(continuation)
                 var pending: OpaquePointer?
                 guard dbus_connection_send_with_reply(c, message, &pending, max(1, milliseconds)) != 0 else {
-                    box.resume(.failure(DBusError(name: DBusError.noMemory, message: "\(what): libdbus could not send")))
+                    box.resume(
+                        .failure(DBusError(name: DBusError.noMemory, message: "\(what): libdbus could not send")))
                     return
                 }
                 guard let pending else {

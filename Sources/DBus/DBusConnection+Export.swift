@@ -126,12 +126,15 @@ extension DBusConnection {
                 break
             }
             guard let object = objects[call.path] else {
-                return .failure(DBusError(name: DBusError.unknownObject, message: "no object is exported at \(call.path)"))
+                return .failure(
+                    DBusError(name: DBusError.unknownObject, message: "no object is exported at \(call.path)"))
             }
             if let interfaceName = call.interface {
                 guard let interface = object.interfaces[interfaceName] else {
-                    return .failure(DBusError(name: DBusError.unknownInterface,
-                        message: "\(call.path) has no interface \(interfaceName)"))
+                    return .failure(
+                        DBusError(
+                            name: DBusError.unknownInterface,
+                            message: "\(call.path) has no interface \(interfaceName)"))
                 }
                 if let method = interface.methods[call.member] { return .handler(method.handler) }
             } else {
@@ -139,8 +142,10 @@ extension DBusConnection {
                     if let method = object.interfaces[name]?.methods[call.member] { return .handler(method.handler) }
                 }
             }
-            return .failure(DBusError(name: DBusError.unknownMethod,
-                message: "\(call.path) has no method \(call.interface.map { $0 + "." } ?? "")\(call.member)"))
+            return .failure(
+                DBusError(
+                    name: DBusError.unknownMethod,
+                    message: "\(call.path) has no method \(call.interface.map { $0 + "." } ?? "")\(call.member)"))
         } catch let error as DBusError {
             return .failure(error)
         } catch {
@@ -154,8 +159,12 @@ extension DBusConnection {
             reply(to: message, with: Result { try body(call) })
         case .async(let body):
             guard awaitingReplies.count < Self.maxAsyncHandlersInFlight else {
-                reply(to: message, with: .failure(DBusError(name: DBusError.limitsExceeded,
-                    message: "more than \(Self.maxAsyncHandlersInFlight) calls are already being handled")))
+                reply(
+                    to: message,
+                    with: .failure(
+                        DBusError(
+                            name: DBusError.limitsExceeded,
+                            message: "more than \(Self.maxAsyncHandlersInFlight) calls are already being handled")))
                 return
             }
             let token = makeToken()
@@ -187,8 +196,12 @@ extension DBusConnection {
                     try DBusMessageWriter.append(values, to: replyMessage)
                 } catch {
                     dbus_message_unref(replyMessage)
-                    self.reply(to: message, with: .failure(DBusError(name: DBusError.failed,
-                        message: "the handler's reply could not be encoded: \(error)")))
+                    self.reply(
+                        to: message,
+                        with: .failure(
+                            DBusError(
+                                name: DBusError.failed,
+                                message: "the handler's reply could not be encoded: \(error)")))
                     return
                 }
             }

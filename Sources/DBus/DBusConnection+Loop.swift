@@ -1,6 +1,6 @@
 internal import CDBus
-import Glibc
 import Dispatch
+import Glibc
 import Logging
 
 /// libdbus's main-loop integration: watches and timeouts become DispatchSources on the connection's queue,

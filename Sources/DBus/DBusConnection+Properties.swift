@@ -25,7 +25,8 @@ extension DBusConnection {
                 throw DBusError(name: DBusError.accessDenied, message: "\(interfaceName).\(name) is write-only")
             }
             guard let value = interface.value(of: name) else {
-                throw DBusError(name: DBusError.unknownProperty,
+                throw DBusError(
+                    name: DBusError.unknownProperty,
                     message: "\(interfaceName).\(name) has no value at the moment")
             }
             return [.variant(value)]
@@ -40,7 +41,8 @@ extension DBusConnection {
                 throw DBusError(name: DBusError.propertyReadOnly, message: "\(interfaceName).\(name) is read-only")
             }
             guard value.signature == property.signature else {
-                throw DBusError.invalid("\(interfaceName).\(name) has type \(property.signature), not \(value.signature)")
+                throw DBusError.invalid(
+                    "\(interfaceName).\(name) has type \(property.signature), not \(value.signature)")
             }
             if let setter = property.setter {
                 try setter(value)
@@ -49,7 +51,8 @@ extension DBusConnection {
             }
             return []
         default:
-            throw DBusError(name: DBusError.unknownMethod,
+            throw DBusError(
+                name: DBusError.unknownMethod,
                 message: "org.freedesktop.DBus.Properties has no method \(call.member)")
         }
     }

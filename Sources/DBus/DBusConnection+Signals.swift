@@ -1,7 +1,7 @@
 internal import CDBus
-import Logging
 import Dispatch
 import Glibc
+import Logging
 
 /// One signal stream's rule and its end of the stream.
 struct SignalSubscription {

@@ -143,7 +143,8 @@ package actor DBusConnection {
         if dbus_connection_get_outgoing_size(c) > DBusConnection.maxOutgoingBytes {
             throw DBusError(
                 name: DBusError.limitsExceeded,
-                message: "\(what): more than \(DBusConnection.maxOutgoingBytes) bytes are waiting to be written to the bus")
+                message:
+                    "\(what): more than \(DBusConnection.maxOutgoingBytes) bytes are waiting to be written to the bus")
         }
         guard dbus_connection_send(c, message, nil) != 0 else {
             throw DBusError(name: DBusError.noMemory, message: "\(what): libdbus could not queue the message")

@@ -38,7 +38,8 @@ enum DBusMessageWriter {
             for entry in entries {
                 guard entry.key.signature == key, entry.value.signature == valueSignature else {
                     throw .invalid(
-                        "dictionary a{\(key)\(valueSignature)} holds an entry of type {\(entry.key.signature)\(entry.value.signature)}")
+                        "dictionary a{\(key)\(valueSignature)} holds an entry of type {\(entry.key.signature)\(entry.value.signature)}"
+                    )
                 }
                 try validate(entry.key)
                 try validate(entry.value)

@@ -77,11 +77,17 @@ package final class FleetWorld {
         queue.schedule(.startMeasuring, at: warmup)
         if let every = scenario.killEvery?.fleetMilliseconds {
             var time = warmup + every / 2
-            while time < end { queue.schedule(.kill, at: time); time += every }
+            while time < end {
+                queue.schedule(.kill, at: time)
+                time += every
+            }
         }
         if let every = scenario.partitionEvery?.fleetMilliseconds {
             var time = warmup + every / 3
-            while time < end { queue.schedule(.partition, at: time); time += every }
+            while time < end {
+                queue.schedule(.partition, at: time)
+                time += every
+            }
         }
         while true {
             let brokerNext = broker.nextTime ?? .max
@@ -109,8 +115,13 @@ package final class FleetWorld {
 
     func connect(_ gateway: Int, at now: Int64) {
         let state = "\(base)/bridge/\(gatewayNames[gateway])/state"
-        broker.connect(gateway, will: SimulatedMessage(topic: state, payload: .state(gateway: gateway, online: false), retain: true), at: now)
-        broker.publish(SimulatedMessage(topic: state, payload: .state(gateway: gateway, online: true), retain: true), from: gateway, at: now)
+        broker.connect(
+            gateway,
+            will: SimulatedMessage(topic: state, payload: .state(gateway: gateway, online: false), retain: true),
+            at: now)
+        broker.publish(
+            SimulatedMessage(topic: state, payload: .state(gateway: gateway, online: true), retain: true),
+            from: gateway, at: now)
         broker.subscribe("\(base)/bridge/+/state", from: gateway, at: now)
         gateways[gateway].online = true
         apply(.brokerConnected, to: gateway, at: now)
@@ -135,12 +146,14 @@ package final class FleetWorld {
             guard let index = deviceIndex[device] else { return }
             tally.published(claim)
             broker.publish(
-                SimulatedMessage(topic: "\(base)/fleet/owner/\(device)", payload: .claim(device: index, claim), retain: true),
+                SimulatedMessage(
+                    topic: "\(base)/fleet/owner/\(device)", payload: .claim(device: index, claim), retain: true),
                 from: gateway, at: now)
         case .publishSightings:
             tally.publishedSightings()
             broker.publish(
-                SimulatedMessage(topic: "\(base)/bridge/\(gatewayNames[gateway])/sightings", payload: .sightings, retain: true),
+                SimulatedMessage(
+                    topic: "\(base)/bridge/\(gatewayNames[gateway])/sightings", payload: .sightings, retain: true),
                 from: gateway, at: now)
         case .startPublishing(let device):
             if let index = deviceIndex[device] { tally.ownerStarted(index, by: gateway, at: now, world: self) }
@@ -196,7 +209,9 @@ package final class FleetWorld {
             broker.partition(victim, at: now)
             let keepalive = scenario.keepalive.fleetMilliseconds
             let life = gateways[victim].life
-            queue.schedule(.noticeBrokerLoss(gateway: victim, life: life), at: now + random.integer(in: keepalive...(keepalive * 3 / 2)))
+            queue.schedule(
+                .noticeBrokerLoss(gateway: victim, life: life),
+                at: now + random.integer(in: keepalive...(keepalive * 3 / 2)))
             queue.schedule(.heal(gateway: victim, life: life), at: now + scenario.partitionLength.fleetMilliseconds)
         case .noticeBrokerLoss(let gateway, let life):
             guard gateways[gateway].life == life else { return }

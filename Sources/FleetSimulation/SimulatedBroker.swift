@@ -76,7 +76,10 @@ package final class SimulatedBroker<Payload: Sendable> {
     ///   - latency: each client's one-way latency (ms) is drawn from this once.
     ///   - jitter: added to every packet (ms); order per client and direction is kept regardless.
     ///   - keepalive: the clients' MQTT keepalive (ms).
-    package init(seed: UInt64, latency: ClosedRange<Int64> = 2...40, jitter: ClosedRange<Int64> = 0...20, keepalive: Int64 = 5_000) {
+    package init(
+        seed: UInt64, latency: ClosedRange<Int64> = 2...40, jitter: ClosedRange<Int64> = 0...20,
+        keepalive: Int64 = 5_000
+    ) {
         random = SeededRandom(seed: seed)
         self.latency = latency
         self.jitter = jitter
@@ -149,7 +152,9 @@ package final class SimulatedBroker<Payload: Sendable> {
         state.reachable = false
         clients[client] = state
         if state.sessionOpen {
-            queue.schedule(.willDue(client: client, connection: state.connection), at: now + random.integer(in: keepalive...(keepalive * 3 / 2)))
+            queue.schedule(
+                .willDue(client: client, connection: state.connection),
+                at: now + random.integer(in: keepalive...(keepalive * 3 / 2)))
         }
     }
 
@@ -201,7 +206,8 @@ package final class SimulatedBroker<Payload: Sendable> {
         // Sorted: a Set's order changes from process to process, a simulation's must not.
         for client in Set(receivers).sorted() {
             // MQTT 3.1.1: a message routed live carries retain 0.
-            deliver(SimulatedMessage(topic: message.topic, payload: message.payload, retain: false), to: client, at: now)
+            deliver(
+                SimulatedMessage(topic: message.topic, payload: message.payload, retain: false), to: client, at: now)
         }
     }
 

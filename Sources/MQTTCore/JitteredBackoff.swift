@@ -53,6 +53,9 @@ extension Duration {
 private func pow(_ base: Double, _ exponent: Double) -> Double {
     var result = 1.0
     var remaining = Int(exponent)
-    while remaining > 0 { result *= base; remaining -= 1 }
+    while remaining > 0 {
+        result *= base
+        remaining -= 1
+    }
     return result
 }

@@ -19,9 +19,11 @@ package struct MQTTBrokerURL: Sendable, Hashable, CustomStringConvertible {
         let rest: Substring
         let tls: Bool
         if text.hasPrefix("mqtt://") {
-            rest = text.dropFirst("mqtt://".count); tls = false
+            rest = text.dropFirst("mqtt://".count)
+            tls = false
         } else if text.hasPrefix("mqtts://") {
-            rest = text.dropFirst("mqtts://".count); tls = true
+            rest = text.dropFirst("mqtts://".count)
+            tls = true
         } else {
             throw fail("the scheme must be mqtt:// or mqtts://")
         }
@@ -30,7 +32,9 @@ package struct MQTTBrokerURL: Sendable, Hashable, CustomStringConvertible {
         if authority.contains("/") || authority.contains("?") || authority.contains("#") {
             throw fail("a broker URL has no path or query; write mqtt://host:port")
         }
-        if authority.contains("@") { throw fail("credentials do not belong in the URL; use the username and password settings") }
+        if authority.contains("@") {
+            throw fail("credentials do not belong in the URL; use the username and password settings")
+        }
         var host: Substring
         var portText: Substring?
         if authority.hasPrefix("[") {

@@ -34,7 +34,8 @@ package enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout(let operation, let after): "\(operation) timed out after \(after)"
         case .connectionLost(let reason): "connection to the broker lost: \(reason)"
         case .notConnected(let operation): "\(operation) failed: not connected to the broker"
-        case .subscriptionRefused(let filter, let code): "broker refused the subscription to \"\(filter)\" (reason code \(code))"
+        case .subscriptionRefused(let filter, let code):
+            "broker refused the subscription to \"\(filter)\" (reason code \(code))"
         case .clientStopped(let operation): "\(operation) failed: the MQTT client is not running"
         case .library(let operation, let code, let reason): "\(operation) failed: \(reason) (mosquitto error \(code))"
         }

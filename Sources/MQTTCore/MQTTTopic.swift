@@ -13,7 +13,8 @@ package enum MQTTTopic {
         package var description: String {
             switch self {
             case .empty: "the topic is empty"
-            case .tooLong(let count): "the topic is \(count) bytes long, more than the \(MQTTTopic.maximumByteCount) MQTT allows"
+            case .tooLong(let count):
+                "the topic is \(count) bytes long, more than the \(MQTTTopic.maximumByteCount) MQTT allows"
             case .containsWildcard: "the topic contains a wildcard ('+' or '#'), which only subscriptions may use"
             case .containsNul: "the topic contains a NUL character"
             }

@@ -17,7 +17,8 @@ package struct MQTTTopicFilter: Sendable, Hashable, CustomStringConvertible {
         package var description: String {
             switch self {
             case .empty: "the filter is empty"
-            case .tooLong(let count): "the filter is \(count) bytes long, more than the \(MQTTTopic.maximumByteCount) MQTT allows"
+            case .tooLong(let count):
+                "the filter is \(count) bytes long, more than the \(MQTTTopic.maximumByteCount) MQTT allows"
             case .containsNul: "the filter contains a NUL character"
             case .misplacedMultiLevelWildcard: "'#' may only be the last level of a filter"
             case .wildcardInsideLevel: "a wildcard ('+' or '#') must fill a whole level, as in 'a/+/c'"

@@ -1,7 +1,7 @@
 import CMosquitto
-import MQTTCore
-import Logging
 import Dispatch
+import Logging
+import MQTTCore
 
 extension MosquittoClient {
     /// The client passed as libmosquitto's `obj` (unretained: `run()` destroys the handle before it returns).
@@ -62,7 +62,8 @@ extension MosquittoClient {
         connectTimer = nil
         guard state == .connecting else { return }
         guard rc == 0 else {
-            connectionLost(.connectionRefused(MQTTConnectReason(code: Int(rc), protocolVersion: options.protocolVersion)))
+            connectionLost(
+                .connectionRefused(MQTTConnectReason(code: Int(rc), protocolVersion: options.protocolVersion)))
             return
         }
         state = .connected
@@ -88,7 +89,9 @@ extension MosquittoClient {
         guard outstanding.remove(mid) != nil else { return }  // QoS 0 publishes also report here; they are not tracked
         if reasonCode >= 128 {
             statistics.publishesRefused += 1
-            logger.warning("mqtt.publish.refused", metadata: [LogKey.reasonCode: "\(reasonCode) \(String(cString: mosquitto_reason_string(reasonCode)))"])
+            logger.warning(
+                "mqtt.publish.refused",
+                metadata: [LogKey.reasonCode: "\(reasonCode) \(String(cString: mosquitto_reason_string(reasonCode)))"])
         }
         capacityReturned()
         guard !waits.isEmpty else { return }

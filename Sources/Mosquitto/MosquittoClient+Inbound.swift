@@ -1,5 +1,5 @@
-import MQTTCore
 import Logging
+import MQTTCore
 
 extension MosquittoClient {
     func messageReceived(_ message: MQTTMessage) {

@@ -1,7 +1,7 @@
 import CMosquitto
 import Dispatch
-import MQTTCore
 import Logging
+import MQTTCore
 
 extension MosquittoClient {
     /// Connects (or reconnects) now. `mosquitto_connect` does a blocking TCP connect on the client's own queue,
@@ -13,14 +13,17 @@ extension MosquittoClient {
         let keepAlive = Int32(clamping: max(options.keepAlive.components.seconds, 5))
         let rc = connect(handle, keepAlive: keepAlive)
         guard rc == MosquittoResult.success else {
-            let error: MQTTError = rc == MOSQ_ERR_TLS.rawValue
+            let error: MQTTError =
+                rc == MOSQ_ERR_TLS.rawValue
                 ? .tlsSetupFailed(reason: "TLS handshake with \(broker) failed: \(MosquittoResult.text(rc))")
                 : MosquittoResult.unreachable(rc, broker: broker)
             connectionLost(error)
             return
         }
         guard startWatching(handle) else {
-            connectionLost(.library(operation: "watching the broker socket", code: MOSQ_ERR_ERRNO.rawValue, reason: "dup() failed"))
+            connectionLost(
+                .library(operation: "watching the broker socket", code: MOSQ_ERR_ERRNO.rawValue, reason: "dup() failed")
+            )
             return
         }
         let timer = DispatchSource.makeTimerSource(queue: executor.queue)
@@ -56,11 +59,13 @@ extension MosquittoClient {
 
     private func startWatching(_ handle: OpaquePointer) -> Bool {
         stopWatching()
-        guard let watch = SocketWatch(
-            socket: mosquitto_socket(handle), queue: executor.queue,
-            readable: { [weak self] in self?.assumeIsolated { $0.socketReadable(forced: false) } },
-            writable: { [weak self] in self?.assumeIsolated { $0.socketWritable() } }
-        ) else { return false }
+        guard
+            let watch = SocketWatch(
+                socket: mosquitto_socket(handle), queue: executor.queue,
+                readable: { [weak self] in self?.assumeIsolated { $0.socketReadable(forced: false) } },
+                writable: { [weak self] in self?.assumeIsolated { $0.socketWritable() } }
+            )
+        else { return false }
         if readsPaused { watch.pauseReading() }
         socketWatch = watch
         return true
@@ -148,7 +153,9 @@ extension MosquittoClient {
         if wasConnected { statistics.disconnects += 1 }
         eventContinuation.yield(.disconnected(error))
         // Subscriptions in flight are re-sent with all the others on reconnect; their callers need not wait.
-        resumeWaits(where: { if case .suback = $0 { true } else if case .unsuback = $0 { true } else { false } }, with: .success(()))
+        resumeWaits(
+            where: { if case .suback = $0 { true } else if case .unsuback = $0 { true } else { false } },
+            with: .success(()))
         resumeWaits(.writeDrained)  // QoS 0 publishers see the state and fail with notConnected
         capacityReturned()
         guard error.isRetriable else {
@@ -158,8 +165,9 @@ extension MosquittoClient {
         }
         state = .waitingToReconnect
         let delay = backoff.next()
-        logger.warning(wasConnected ? "mqtt.disconnected" : "mqtt.connect_failed",
-                       metadata: [LogKey.error: "\(error)", LogKey.delay: "\(delay)"])
+        logger.warning(
+            wasConnected ? "mqtt.disconnected" : "mqtt.connect_failed",
+            metadata: [LogKey.error: "\(error)", LogKey.delay: "\(delay)"])
         let timer = DispatchSource.makeTimerSource(queue: executor.queue)
         timer.schedule(deadline: .now() + delay.dispatchInterval)
         timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.attemptConnect() } }

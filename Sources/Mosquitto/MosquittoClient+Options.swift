@@ -36,7 +36,9 @@ extension MosquittoClient {
         package init(
             highWater: Int = 1_000, lowWater: Int = 250, maximumPause: Duration? = nil, highWaterBytes: Int = 4 << 20
         ) {
-            precondition(highWater > 0 && lowWater >= 0 && lowWater < highWater, "inbound buffer needs 0 <= lowWater < highWater")
+            precondition(
+                highWater > 0 && lowWater >= 0 && lowWater < highWater, "inbound buffer needs 0 <= lowWater < highWater"
+            )
             precondition(highWaterBytes > 0, "inbound buffer needs a positive byte bound")
             self.highWater = highWater
             self.lowWater = lowWater

@@ -26,9 +26,12 @@ extension MosquittoClient {
         let deadline = ContinuousClock.now + timeout
         while !outstanding.isEmpty {
             let remaining = deadline - .now
-            guard remaining > .zero else { throw MQTTError.timeout(operation: "waiting for \(outstanding.count) acknowledgements", after: timeout) }
+            guard remaining > .zero else {
+                throw MQTTError.timeout(operation: "waiting for \(outstanding.count) acknowledgements", after: timeout)
+            }
             do {
-                try await wait(for: .allAcked, operation: "waiting for \(outstanding.count) acknowledgements", timeout: remaining)
+                try await wait(
+                    for: .allAcked, operation: "waiting for \(outstanding.count) acknowledgements", timeout: remaining)
             } catch MQTTError.timeout {
                 throw MQTTError.timeout(operation: "waiting for \(outstanding.count) acknowledgements", after: timeout)
             }
@@ -51,15 +54,20 @@ extension MosquittoClient {
     /// Hands one message to libmosquitto without waiting.
     func publishNow(_ message: MQTTMessage) throws(MQTTError) {
         if let setupError { throw setupError }
-        guard let handle = handle?.pointer, state != .stopped else { throw .clientStopped(operation: "publishing to \(message.topic)") }
+        guard let handle = handle?.pointer, state != .stopped else {
+            throw .clientStopped(operation: "publishing to \(message.topic)")
+        }
         try MQTTTopic.validate(message.topic)
-        if message.qos == .atMostOnce && state != .connected { throw .notConnected(operation: "publishing to \(message.topic)") }
+        if message.qos == .atMostOnce && state != .connected {
+            throw .notConnected(operation: "publishing to \(message.topic)")
+        }
         var properties = options.protocolVersion == .v5 ? try MosquittoPropertyList.make(message.properties) : nil
         defer { mosquitto_property_free_all(&properties) }  // libmosquitto copies the list
         var mid: Int32 = 0
         let rc = message.payload.withUnsafeBytes {
-            mosquitto_publish_v5(handle, &mid, message.topic, Int32(clamping: $0.count), $0.baseAddress,
-                                 Int32(message.qos.rawValue), message.retain, properties)
+            mosquitto_publish_v5(
+                handle, &mid, message.topic, Int32(clamping: $0.count), $0.baseAddress,
+                Int32(message.qos.rawValue), message.retain, properties)
         }
         // For QoS 1/2, MOSQ_ERR_NO_CONN means "queued for after the reconnect", not lost.
         let queuedOffline = rc == MOSQ_ERR_NO_CONN.rawValue && message.qos > .atMostOnce

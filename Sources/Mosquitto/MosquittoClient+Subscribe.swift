@@ -1,6 +1,6 @@
 import CMosquitto
-package import MQTTCore
 import Logging
+package import MQTTCore
 
 extension MosquittoClient {
     /// Subscribes to `filter` and remembers it for every reconnect. When connected, waits for the SUBACK (up to
@@ -21,8 +21,9 @@ extension MosquittoClient {
         guard state == .connected, let handle = handle?.pointer else { return }
         var mid: Int32 = 0
         let bits = optionBits(subscriptionOptions)
-        try MosquittoResult.check(mosquitto_subscribe_v5(handle, &mid, filter, Int32(qos.rawValue), bits, nil),
-                                  operation: "subscribing to \(filter)")
+        try MosquittoResult.check(
+            mosquitto_subscribe_v5(handle, &mid, filter, Int32(qos.rawValue), bits, nil),
+            operation: "subscribing to \(filter)")
         updateWriteInterest()
         try await wait(for: .suback(mid), operation: "subscribing to \(filter)", timeout: options.subscribeTimeout)
         if let refused = subscribeResults.removeValue(forKey: mid)?.first(where: { $0 >= 128 }) {
@@ -36,9 +37,11 @@ extension MosquittoClient {
         subscriptions.removeAll { $0.filter == filter }
         guard state == .connected, let handle = handle?.pointer else { return }
         var mid: Int32 = 0
-        try MosquittoResult.check(mosquitto_unsubscribe_v5(handle, &mid, filter, nil), operation: "unsubscribing from \(filter)")
+        try MosquittoResult.check(
+            mosquitto_unsubscribe_v5(handle, &mid, filter, nil), operation: "unsubscribing from \(filter)")
         updateWriteInterest()
-        try await wait(for: .unsuback(mid), operation: "unsubscribing from \(filter)", timeout: options.subscribeTimeout)
+        try await wait(
+            for: .unsuback(mid), operation: "unsubscribing from \(filter)", timeout: options.subscribeTimeout)
     }
 
     /// libmosquitto refuses MQTT 5 option bits on a 3.1.1 connection, so they are sent with MQTT 5 only.
@@ -55,7 +58,9 @@ extension MosquittoClient {
                 handle, &mid, subscription.filter, Int32(subscription.qos.rawValue),
                 optionBits(subscription.options), nil)
             if rc != MosquittoResult.success {
-                logger.error("mqtt.resubscribe.failed", metadata: [LogKey.filter: "\(subscription.filter)", LogKey.error: "\(MosquittoResult.text(rc))"])
+                logger.error(
+                    "mqtt.resubscribe.failed",
+                    metadata: [LogKey.filter: "\(subscription.filter)", LogKey.error: "\(MosquittoResult.text(rc))"])
             }
         }
     }

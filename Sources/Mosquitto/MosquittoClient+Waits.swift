@@ -5,7 +5,8 @@ extension MosquittoClient {
     /// What a suspended caller waits for; resumed by the loop when it happens.
     enum WaitReason: Hashable {
         case publishSlot, writeDrained, allAcked, inbound, connected, stopped
-        case suback(Int32), unsuback(Int32)
+        case suback(Int32)
+        case unsuback(Int32)
     }
 
     struct PendingWait {
@@ -33,7 +34,8 @@ extension MosquittoClient {
         } onCancel: {
             // Runs on the cancelling thread: hop to the queue. If cancellation came before the continuation was
             // stored, this block still runs after it, because the actor is busy on the queue until then.
-            queue.async { [weak self] in self?.assumeIsolated { $0.finishWait(id, with: .failure(CancellationError())) } }
+            queue.async { [weak self] in self?.assumeIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
+            }
         }
     }
 
@@ -60,6 +62,9 @@ extension MosquittoClient {
 extension Duration {
     var dispatchInterval: DispatchTimeInterval {
         let (seconds, attoseconds) = components
-        return .nanoseconds(Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000))
+        return .nanoseconds(
+            Int(
+                clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds
+                    / 1_000_000_000))
     }
 }

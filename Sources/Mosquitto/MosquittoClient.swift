@@ -80,7 +80,8 @@ package actor MosquittoClient: Service, MQTTClient {
         logger[metadataKey: LogKey.clientID] = "\(options.clientID)"
         self.logger = logger
         backoff = options.reconnectBackoff
-        (connectionEvents, eventContinuation) = AsyncStream.makeStream(of: ConnectionEvent.self, bufferingPolicy: .bufferingNewest(64))
+        (connectionEvents, eventContinuation) = AsyncStream.makeStream(
+            of: ConnectionEvent.self, bufferingPolicy: .bufferingNewest(64))
         let handle = MosquittoHandle(clientID: options.clientID, cleanStart: options.cleanStart)
         self.handle = handle
         if let pointer = handle?.pointer {
@@ -91,14 +92,17 @@ package actor MosquittoClient: Service, MQTTClient {
                 setupError = error
             }
         } else {
-            setupError = .library(operation: "creating the MQTT client", code: MOSQ_ERR_NOMEM.rawValue,
-                                  reason: "mosquitto_new failed (out of memory or invalid client id)")
+            setupError = .library(
+                operation: "creating the MQTT client", code: MOSQ_ERR_NOMEM.rawValue,
+                reason: "mosquitto_new failed (out of memory or invalid client id)")
         }
     }
 
     /// Received messages, in order, with inbound backpressure (see the type's documentation). Single consumer;
     /// it ends when `run()` has returned and the buffer is drained, or when the consuming task is cancelled.
-    package nonisolated var messages: MQTTInboundStream { MQTTInboundStream { [self] maximum in await self.takeInbound(maximum: maximum) } }
+    package nonisolated var messages: MQTTInboundStream {
+        MQTTInboundStream { [self] maximum in await self.takeInbound(maximum: maximum) }
+    }
 
     /// Counters since the client was created.
     package var currentStatistics: Statistics {
@@ -188,14 +192,19 @@ package actor MosquittoClient: Service, MQTTClient {
         }
         stopWatching()
         for timer in [keepaliveTimer, connectTimer, reconnectTimer, pauseCapTimer] { timer?.cancel() }
-        keepaliveTimer = nil; connectTimer = nil; reconnectTimer = nil; pauseCapTimer = nil
+        keepaliveTimer = nil
+        connectTimer = nil
+        reconnectTimer = nil
+        pauseCapTimer = nil
         handle?.destroy()
         state = .stopped
         if let pauseStarted { statistics.timePaused += ContinuousClock.now - pauseStarted }
         pauseStarted = nil
         eventContinuation.finish()
         let stopped = MQTTError.clientStopped(operation: "waiting")
-        for reason in Set(waits.values.map(\.reason)) where reason != .inbound { resumeWaits(reason, with: .failure(stopped)) }
+        for reason in Set(waits.values.map(\.reason)) where reason != .inbound {
+            resumeWaits(reason, with: .failure(stopped))
+        }
         resumeWaits(.inbound, with: .success(()))
         logger.info("mqtt.stopped")
     }

@@ -23,8 +23,9 @@ enum MosquittoPropertyList {
         if let data = properties.correlationData {
             guard data.count <= Int(UInt16.max) else {
                 mosquitto_property_free_all(&list)
-                throw MQTTError.library(operation: "adding the correlation data property", code: MOSQ_ERR_INVAL.rawValue,
-                                        reason: "correlation data is \(data.count) bytes, more than 65535")
+                throw MQTTError.library(
+                    operation: "adding the correlation data property", code: MOSQ_ERR_INVAL.rawValue,
+                    reason: "correlation data is \(data.count) bytes, more than 65535")
             }
             let rc = data.withUnsafeBytes {
                 mosquitto_property_add_binary(&list, id(MQTT_PROP_CORRELATION_DATA), $0.baseAddress, UInt16(data.count))
@@ -35,13 +36,15 @@ enum MosquittoPropertyList {
             try check(mosquitto_property_add_string_pair(&list, id(MQTT_PROP_USER_PROPERTY), name, value), "user")
         }
         if let expiry = properties.messageExpiryInterval {
-            try check(mosquitto_property_add_int32(&list, id(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL), expiry), "message expiry")
+            try check(
+                mosquitto_property_add_int32(&list, id(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL), expiry), "message expiry")
         }
         if let type = properties.contentType {
             try check(mosquitto_property_add_string(&list, id(MQTT_PROP_CONTENT_TYPE), type), "content type")
         }
         if let indicator = properties.payloadFormatIndicator {
-            try check(mosquitto_property_add_byte(&list, id(MQTT_PROP_PAYLOAD_FORMAT_INDICATOR), indicator), "payload format")
+            try check(
+                mosquitto_property_add_byte(&list, id(MQTT_PROP_PAYLOAD_FORMAT_INDICATOR), indicator), "payload format")
         }
         return list
     }
@@ -73,9 +76,12 @@ enum MosquittoPropertyList {
         while let start = cursor {
             var name: UnsafeMutablePointer<CChar>?
             var value: UnsafeMutablePointer<CChar>?
-            guard let found = mosquitto_property_read_string_pair(start, id(MQTT_PROP_USER_PROPERTY), &name, &value, skipFirst)
+            guard
+                let found = mosquitto_property_read_string_pair(
+                    start, id(MQTT_PROP_USER_PROPERTY), &name, &value, skipFirst)
             else { break }
-            properties.userProperties.append((name.map { String(cString: $0) } ?? "", value.map { String(cString: $0) } ?? ""))
+            properties.userProperties.append(
+                (name.map { String(cString: $0) } ?? "", value.map { String(cString: $0) } ?? ""))
             free(name)
             free(value)
             cursor = found

@@ -14,11 +14,17 @@ final class SocketWatch {
     private var readSuspended = false
     private var writeSuspended = false
 
-    init?(socket: Int32, queue: DispatchQueue, readable: @escaping @Sendable () -> Void, writable: @escaping @Sendable () -> Void) {
+    init?(
+        socket: Int32, queue: DispatchQueue, readable: @escaping @Sendable () -> Void,
+        writable: @escaping @Sendable () -> Void
+    ) {
         let readFD = dup(socket)
         guard readFD >= 0 else { return nil }
         let writeFD = dup(socket)
-        guard writeFD >= 0 else { close(readFD); return nil }
+        guard writeFD >= 0 else {
+            close(readFD)
+            return nil
+        }
         fd = readFD
         read = DispatchSource.makeReadSource(fileDescriptor: readFD, queue: queue)
         write = DispatchSource.makeWriteSource(fileDescriptor: writeFD, queue: queue)

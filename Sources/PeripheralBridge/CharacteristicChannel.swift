@@ -1,7 +1,7 @@
+import BluetoothCore
 import BridgeCore
 import Logging
 import Synchronization
-import BluetoothCore
 
 /// One local characteristic: its current value, its subscribers and the backpressure between them and MQTT.
 ///

@@ -103,10 +103,12 @@ final class NotifySubscriber: Sendable {
             case .drop(let reason):
                 Counter(label: "gattway.peripheral.subscribers_dropped", dimensions: [("reason", reason.rawValue)])
                     .increment()
-                logger.warning("peripheral.subscriber.dropped", metadata: [
-                    "characteristic": "\(characteristicName)", "device": "\(device ?? "-")",
-                    "reason": "\(reason.rawValue)",
-                ])
+                logger.warning(
+                    "peripheral.subscriber.dropped",
+                    metadata: [
+                        "characteristic": "\(characteristicName)", "device": "\(device ?? "-")",
+                        "reason": "\(reason.rawValue)",
+                    ])
                 return
             case .finish:
                 return
@@ -135,9 +137,11 @@ final class NotifySubscriber: Sendable {
             do {
                 try await server.emitValue(characteristic: characteristic, cut ? Array(value.prefix(512)) : value)
             } catch {
-                logger.debug("peripheral.notify.emit_failed", metadata: [
-                    "characteristic": "\(characteristicName)", "error": "\(error)",
-                ])
+                logger.debug(
+                    "peripheral.notify.emit_failed",
+                    metadata: [
+                        "characteristic": "\(characteristicName)", "error": "\(error)",
+                    ])
             }
             let now = clock.now
             machine.withLock { $0.valueSent(at: now, cut: cut) }

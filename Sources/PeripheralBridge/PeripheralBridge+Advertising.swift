@@ -1,6 +1,6 @@
 import BluetoothCore
-import Logging
 import BridgeCore
+import Logging
 
 /// Advertising, and the connected centrals that stop it at `max_connections`.
 extension PeripheralBridge {

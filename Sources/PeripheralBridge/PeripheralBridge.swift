@@ -1,8 +1,8 @@
 package import BluetoothCore
 package import BridgeCore
 package import Logging
-import Metrics
 package import MQTTCore
+import Metrics
 import ServiceLifecycle
 
 /// The local peripheral: a GATT application and an advertisement registered with the stack, fed from MQTT.
@@ -75,23 +75,28 @@ package actor PeripheralBridge: Service {
             var characteristics: [GATTLocalApplication.Characteristic] = []
             for characteristic in service.characteristics {
                 let name = characteristic.name ?? characteristic.uuid.description
-                valueKeys.append(PeripheralValueStore.key(
-                    service: service.uuid.description, characteristic: characteristic.uuid.description))
+                valueKeys.append(
+                    PeripheralValueStore.key(
+                        service: service.uuid.description, characteristic: characteristic.uuid.description))
                 channels.append(CharacteristicChannel(id: channels.count, name: name, configuration: characteristic))
-                characteristics.append(GATTLocalApplication.Characteristic(
-                    uuid: characteristic.uuid.description, flags: characteristic.flags.map(\.rawValue),
-                    descriptors: characteristic.descriptors.map {
-                        .init(uuid: $0.uuid.description, flags: $0.flags.map(\.rawValue), value: $0.value)
-                    }))
+                characteristics.append(
+                    GATTLocalApplication.Characteristic(
+                        uuid: characteristic.uuid.description, flags: characteristic.flags.map(\.rawValue),
+                        descriptors: characteristic.descriptors.map {
+                            .init(uuid: $0.uuid.description, flags: $0.flags.map(\.rawValue), value: $0.value)
+                        }))
             }
-            services.append(.init(uuid: service.uuid.description, primary: service.primary, characteristics: characteristics))
+            services.append(
+                .init(uuid: service.uuid.description, primary: service.primary, characteristics: characteristics))
         }
         self.channels = channels
         self.valueKeys = valueKeys
         application = GATTLocalApplication(services: services)
         values = PeripheralValueStore(directory: configuration.stateDirectory, logger: logger)
         var bySource: [String: [CharacteristicChannel]] = [:]
-        for channel in channels { if let topic = channel.configuration.sourceTopic { bySource[topic, default: []].append(channel) } }
+        for channel in channels {
+            if let topic = channel.configuration.sourceTopic { bySource[topic, default: []].append(channel) }
+        }
         channelsBySource = bySource
         payloadLimits = configuration.mqtt.payloadLimits
         responseTopicRule = ResponseTopicRule(
@@ -306,8 +311,10 @@ package actor PeripheralBridge: Service {
         var reply = MQTTMessage(topic: topics.bridgeResponse("advertise"), payload: writer.bytes, qos: .atLeastOnce)
         if let responseTopic = message.properties.responseTopic {
             reply.properties.correlationData = message.properties.correlationData
-            try? await mqtt.publish(MQTTMessage(topic: responseTopic, payload: writer.bytes, qos: .atLeastOnce,
-                                                properties: reply.properties))
+            try? await mqtt.publish(
+                MQTTMessage(
+                    topic: responseTopic, payload: writer.bytes, qos: .atLeastOnce,
+                    properties: reply.properties))
         }
         reply.properties = MQTTProperties()
         do { try await mqtt.publish(reply) } catch {

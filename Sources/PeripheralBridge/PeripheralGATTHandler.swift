@@ -55,7 +55,8 @@ final class PeripheralGATTHandler: GATTServerHandler {
         noteCentral(options)
         let channel = channels[characteristic]
         let action = assemblers.withLock {
-            $0[characteristic].writeArrived(value, offset: options.offset, prepareAuthorize: options.prepareAuthorize, device: options.device)
+            $0[characteristic].writeArrived(
+                value, offset: options.offset, prepareAuthorize: options.prepareAuthorize, device: options.device)
         }
         switch action {
         case .authorized:
@@ -70,7 +71,9 @@ final class PeripheralGATTHandler: GATTServerHandler {
     }
 
     /// Publishes a whole value a central wrote (the bytes are the value from offset 0).
-    private func publishWrite(_ bytes: [UInt8], channel: CharacteristicChannel, options: GATTRequestOptions) async throws {
+    private func publishWrite(_ bytes: [UInt8], channel: CharacteristicChannel, options: GATTRequestOptions)
+        async throws
+    {
         guard let topic = channel.configuration.sinkTopic else {
             throw BlueZError(.notPermitted, "\(channel.name) has no sink_topic")
         }
@@ -78,8 +81,10 @@ final class PeripheralGATTHandler: GATTServerHandler {
         do {
             payload = try channel.configuration.codec.decode(bytes)
         } catch {
-            logger.notice("peripheral.write.undecodable", metadata: ["characteristic": "\(channel.name)", "error": "\(error)"])
-            throw GATTServerError.application(0x80, "the value does not fit the \(channel.configuration.codec) codec: \(error)")
+            logger.notice(
+                "peripheral.write.undecodable", metadata: ["characteristic": "\(channel.name)", "error": "\(error)"])
+            throw GATTServerError.application(
+                0x80, "the value does not fit the \(channel.configuration.codec) codec: \(error)")
         }
         var properties = MQTTProperties()
         properties.userProperties = [("device", options.deviceAddress ?? "unknown"), ("offset", "0")]
@@ -118,9 +123,11 @@ final class PeripheralGATTHandler: GATTServerHandler {
         let subscriber = makeSubscriber(channel: channel, outlet: .link(link))
         channel.add(subscriber)
         spawn(subscriber)
-        logger.info("peripheral.notify.acquired", metadata: [
-            "characteristic": "\(channel.name)", "device": "\(options.device ?? "?")", "mtu": "\(options.mtu)",
-        ])
+        logger.info(
+            "peripheral.notify.acquired",
+            metadata: [
+                "characteristic": "\(channel.name)", "device": "\(options.device ?? "?")", "mtu": "\(options.mtu)",
+            ])
         onCentralsChanged()
     }
 
@@ -138,11 +145,12 @@ final class PeripheralGATTHandler: GATTServerHandler {
                 channel?.retire(subscriber)
                 if case .startNotify(_, let characteristic) = subscriber.outlet {
                     // A session that ended by itself (dropped) is no longer open: the next StartNotify opens another.
-                    let wasOpen = self?.signalSessions.withLock { sessions -> Bool in
-                        guard sessions[characteristic]?.id == subscriber.id else { return false }
-                        sessions[characteristic] = nil
-                        return true
-                    } ?? false
+                    let wasOpen =
+                        self?.signalSessions.withLock { sessions -> Bool in
+                            guard sessions[characteristic]?.id == subscriber.id else { return false }
+                            sessions[characteristic] = nil
+                            return true
+                        } ?? false
                     if wasOpen { await server.setNotifying(characteristic: characteristic, false) }
                 }
                 onCentralsChanged()

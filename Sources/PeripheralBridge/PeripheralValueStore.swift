@@ -1,5 +1,5 @@
-import Foundation
 import BridgeCore
+import Foundation
 import Logging
 import Synchronization
 
@@ -39,7 +39,8 @@ final class PeripheralValueStore: Sendable {
             let snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
             let values = snapshot.values.compactMapValues { Data(base64Encoded: $0).map { [UInt8]($0) } }
             state.withLock { $0.values = values }
-            logger.info("peripheral.values.restored", metadata: ["count": "\(values.count)", "path": "\(fileURL.path)"])
+            logger.info(
+                "peripheral.values.restored", metadata: ["count": "\(values.count)", "path": "\(fileURL.path)"])
             return values
         } catch {
             do {

@@ -12,20 +12,29 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         abstract: "CPU per advertisement decoded and published, and memory, of Gattway and a C receiver, side by side.")
 
     @Option(help: "Seconds per measured window at least.") var duration: Double = 10
-    @Option(help: "Advertisements per window at least (a workload at a low rate measures longer): CPU time is counted in clock ticks of 10 ms.")
+    @Option(
+        help:
+            "Advertisements per window at least (a workload at a low rate measures longer): CPU time is counted in clock ticks of 10 ms."
+    )
     var minimumAdverts: Int = 3000
     @Option(help: "Seconds a receiver runs before its window (discovery, the first decodes).") var warmUp: Double = 3
     @Option(help: "Workloads (comma-separated): crowd (1,000 sensors at 1/s each) and/or rates of one sensor.")
     var workloads: String = "crowd,100,500"
-    @Option(help: "Receivers to run (comma-separated: c,gattway); the ratio column needs c.") var receivers: String = "c,gattway"
-    @Option(help: "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program).")
+    @Option(help: "Receivers to run (comma-separated: c,gattway); the ratio column needs c.") var receivers: String =
+        "c,gattway"
+    @Option(
+        help:
+            "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program)."
+    )
     var gattway: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
 
     func validate() throws {
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
-        guard warmUp >= 0, minimumAdverts >= 0 else { throw ValidationError("--warm-up and --minimum-adverts must not be negative") }
+        guard warmUp >= 0, minimumAdverts >= 0 else {
+            throw ValidationError("--warm-up and --minimum-adverts must not be negative")
+        }
         _ = try selectedWorkloads()
         _ = try selectedReceivers()
     }
@@ -56,9 +65,12 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             chosen = root + "/.build/release/gattway"
         }
         let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
-        let packageRoot = (((located.simulator as NSString).deletingLastPathComponent as NSString)
+        let packageRoot =
+            (((located.simulator as NSString).deletingLastPathComponent as NSString)
             .deletingLastPathComponent as NSString).deletingLastPathComponent
-        let build = located.gattway.contains("/release/") ? "release" : (located.gattway.contains("/debug/") ? "debug" : "unknown")
+        let build =
+            located.gattway.contains("/release/")
+            ? "release" : (located.gattway.contains("/debug/") ? "debug" : "unknown")
         progress("… gattway under test: \(located.gattway) (\(build) build)")
         let kinds = try selectedReceivers()
 
@@ -75,7 +87,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         var rows: [AdvertsRow] = []
         for workload in try selectedWorkloads() {
             progress("… \(workload.label): starting mosquitto and the simulator")
-            let stage = try await AdvertsStage(simulatorPath: located.simulator, scenario: workload.scenario(simulator: located.simulator))
+            let stage = try await AdvertsStage(
+                simulatorPath: located.simulator, scenario: workload.scenario(simulator: located.simulator))
             let seconds = max(duration, Double(minimumAdverts) / workload.nominalRate)
             let runner = AdvertsReceiverRunner(
                 stage: stage, workload: workload, receiverBinary: scratch + "/receiver", gattwayPath: located.gattway,
@@ -85,7 +98,9 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                 try await workload.prepare(stage)
                 for kind in kinds {
                     let row = try await runner.measure(kind)
-                    progress("… \(workload.label), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each")
+                    progress(
+                        "… \(workload.label), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each"
+                    )
                     rows.append(row)
                 }
             } catch {
@@ -95,6 +110,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             }
             await stage.stop()
         }
-        AdvertsReport(rows: rows, gattwayBinary: "\(located.gattway) (\(build) build)", compileCommand: compileCommand).print()
+        AdvertsReport(rows: rows, gattwayBinary: "\(located.gattway) (\(build) build)", compileCommand: compileCommand)
+            .print()
     }
 }

@@ -56,7 +56,8 @@ struct AdvertsReceiverRunner {
             let configuration = stage.directory + "/gattway.yaml"
             try workload.configuration(port: stage.port, directory: stage.directory, simulator: simulatorPath)
                 .write(toFile: configuration, atomically: true, encoding: .utf8)
-            process = try BenchProcess(gattwayPath, ["run", "--config", configuration], environment: environment, logPath: log)
+            process = try BenchProcess(
+                gattwayPath, ["run", "--config", configuration], environment: environment, logPath: log)
             try await waitForFirstState(process)
         }
         do {
@@ -93,8 +94,11 @@ struct AdvertsReceiverRunner {
     }
 
     private func cpu(_ receiver: Int32, _ bus: Int32?) -> (receiver: Double, simulator: Double, bus: Double) {
-        (BenchProcStats.cpuSeconds(pid: receiver) ?? .nan, BenchProcStats.cpuSeconds(pid: stage.simulator.pid) ?? .nan,
-         bus.flatMap { BenchProcStats.cpuSeconds(pid: $0) } ?? .nan)
+        (
+            BenchProcStats.cpuSeconds(pid: receiver) ?? .nan,
+            BenchProcStats.cpuSeconds(pid: stage.simulator.pid) ?? .nan,
+            bus.flatMap { BenchProcStats.cpuSeconds(pid: $0) } ?? .nan
+        )
     }
 
     /// Advertisements taken in so far: the C receiver's own count (asked for with SIGUSR1), or the states
@@ -107,7 +111,9 @@ struct AdvertsReceiverRunner {
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
             let lines = process.lines(prefix: prefix)
-            if lines.count > before, let last = lines.last, let count = Int(last.dropFirst(prefix.count)) { return count }
+            if lines.count > before, let last = lines.last, let count = Int(last.dropFirst(prefix.count)) {
+                return count
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         throw BenchError("the C receiver did not report its count within 5 s: \(process.logTail())")

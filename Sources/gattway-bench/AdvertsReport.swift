@@ -12,30 +12,45 @@ struct AdvertsReport {
 
     func print() {
         Swift.print("")
-        Swift.print("Passive advertisements, one run: every advertisement a new reading; LE discovery with duplicates on")
-        Swift.print("gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s, MQTT QoS 0")
-        if !compileCommand.isEmpty { Swift.print("C receiver: Benchmarks/adverts/receiver.c, built with: \(compileCommand)") }
-        let header = ["receiver", "workload", "s", "sent/s", "received", "µs/advert", "× C", "VmRSS MiB", "PSS MiB",
-                      "PSS anon", "PSS file", "sim core", "bus core"]
+        Swift.print(
+            "Passive advertisements, one run: every advertisement a new reading; LE discovery with duplicates on")
+        Swift.print(
+            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s, MQTT QoS 0"
+        )
+        if !compileCommand.isEmpty {
+            Swift.print("C receiver: Benchmarks/adverts/receiver.c, built with: \(compileCommand)")
+        }
+        let header = [
+            "receiver", "workload", "s", "sent/s", "received", "µs/advert", "× C", "VmRSS MiB", "PSS MiB",
+            "PSS anon", "PSS file", "sim core", "bus core",
+        ]
         var table: [[String]] = []
         for row in rows {
             table.append([
-                row.receiver.title, row.workload.label, fixed(row.seconds, 1), fixed(row.sentRate, 0), "\(row.received)",
+                row.receiver.title, row.workload.label, fixed(row.seconds, 1), fixed(row.sentRate, 0),
+                "\(row.received)",
                 fixed(row.microsPerAdvert, 1), ratio(row), mebibytes(row.memory.rss), mebibytes(row.memory.pss),
                 mebibytes(row.memory.pssAnon), mebibytes(row.memory.pssFile), percent(row.simulatorCores),
                 percent(row.busCores),
             ])
         }
         BenchReport.printTable(header, table)
-        Swift.print("µs/advert = the receiver's utime+stime over the window ÷ advertisements it took in: for the C receiver")
-        Swift.print("the PropertiesChanged/InterfacesAdded signals carrying ServiceData or ManufacturerData, for Gattway the")
-        Swift.print("decoded states a subscriber received on gattway/+/state; × C = that ÷ the C receiver's on the same")
+        Swift.print(
+            "µs/advert = the receiver's utime+stime over the window ÷ advertisements it took in: for the C receiver")
+        Swift.print(
+            "the PropertiesChanged/InterfacesAdded signals carrying ServiceData or ManufacturerData, for Gattway the")
+        Swift.print(
+            "decoded states a subscriber received on gattway/+/state; × C = that ÷ the C receiver's on the same")
         Swift.print("workload; sent/s = the simulator's advertising reports; sim/bus core = the simulator's and its")
-        Swift.print("dbus-daemon's share of one core; memory at the end of the window (PSS from /proc/PID/smaps_rollup).")
-        Swift.print("advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
+        Swift.print(
+            "dbus-daemon's share of one core; memory at the end of the window (PSS from /proc/PID/smaps_rollup).")
+        Swift.print(
+            "advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
         Swift.print("JSON as well as its decoded state: two publishes per advertisement.")
         for row in rows where row.sentRate < row.workload.nominalRate * Self.simulatorShortfall {
-            Swift.print("note: during \(row.receiver.title), \(row.workload.label), the simulator sent \(fixed(row.sentRate, 0))/s of \(Int(row.workload.nominalRate))/s asked (\(percent(row.simulatorCores)) of a core): it was the limit")
+            Swift.print(
+                "note: during \(row.receiver.title), \(row.workload.label), the simulator sent \(fixed(row.sentRate, 0))/s of \(Int(row.workload.nominalRate))/s asked (\(percent(row.simulatorCores)) of a core): it was the limit"
+            )
         }
     }
 

@@ -24,7 +24,8 @@ final class AdvertsStage: Sendable {
         directory = try makeTemporaryDirectory("gattway-bench-adverts")
         broker = try await MosquittoBroker()
         port = broker.port
-        simulator = try await BlueZSimulatorProcess(executable: simulatorPath, scenarioPath: scenario, timeout: .seconds(180))
+        simulator = try await BlueZSimulatorProcess(
+            executable: simulatorPath, scenarioPath: scenario, timeout: .seconds(180))
         busAddress = simulator.busAddress
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))

@@ -1,5 +1,5 @@
-import Foundation
 import DBus
+import Foundation
 
 /// What the simulator advertises in one `adverts` workload, and how Gattway is configured to receive it.
 enum AdvertsWorkload: Sendable, Equatable {
@@ -46,12 +46,17 @@ enum AdvertsWorkload: Sendable, Equatable {
     func prepare(_ stage: AdvertsStage) async throws {
         guard case .burst(let rate) = self else { return }
         let interval = 1000.0 / Double(rate)
-        try await stage.simulatorCall("AddPeripheral", [.string("""
-            {"address": "\(Self.burstAddress)", "connectable": false, "interval_ms": \(interval), "rssi": -55,
-             "advert": {"flags": 6, "name": "ATC_B00001"},
-             "sensor": {"format": "bthome", "every_advert": true, "step": {"temperature": 0.01}, "step_wrap": 1000,
-                        "readings": [{"battery": 90, "temperature": 20.0, "humidity": 50.0}]}}
-            """)])
+        try await stage.simulatorCall(
+            "AddPeripheral",
+            [
+                .string(
+                    """
+                    {"address": "\(Self.burstAddress)", "connectable": false, "interval_ms": \(interval), "rssi": -55,
+                     "advert": {"flags": 6, "name": "ATC_B00001"},
+                     "sensor": {"format": "bthome", "every_advert": true, "step": {"temperature": 0.01}, "step_wrap": 1000,
+                                "readings": [{"battery": 90, "temperature": 20.0, "humidity": 50.0}]}}
+                    """)
+            ])
     }
 
     /// Gattway's configuration: devices by `match:` rules, `connect: never`, duplicates on, states published as

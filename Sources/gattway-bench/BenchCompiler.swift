@@ -5,8 +5,11 @@ import Foundation
 enum BenchCompiler {
     /// Compiles `source` (relative to the package root) into `output`; returns the command it ran, with the
     /// scratch folder and package root left out so the report shows it as a reader would type it.
-    static func compile(source: String, output: String, packages: [String], packageRoot: String, scratch: String) throws -> String {
-        let command = "cc -O2 -o '\(output)' '\(packageRoot)/\(source)' $(pkg-config --cflags --libs \(packages.joined(separator: " ")))"
+    static func compile(source: String, output: String, packages: [String], packageRoot: String, scratch: String) throws
+        -> String
+    {
+        let command =
+            "cc -O2 -o '\(output)' '\(packageRoot)/\(source)' $(pkg-config --cflags --libs \(packages.joined(separator: " ")))"
         progress("… compiling \(source): \(command)")
         let compiler = Process()
         compiler.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -19,6 +22,7 @@ enum BenchCompiler {
         guard compiler.terminationStatus == 0 else {
             throw BenchError("compiling \(source) failed: \(String(decoding: message, as: UTF8.self))")
         }
-        return command.replacingOccurrences(of: scratch, with: "<scratch>").replacingOccurrences(of: packageRoot + "/", with: "")
+        return command.replacingOccurrences(of: scratch, with: "<scratch>").replacingOccurrences(
+            of: packageRoot + "/", with: "")
     }
 }

@@ -24,7 +24,8 @@ struct BenchPhaseRunner {
         try await world.setRate(total: 0)
         let after = try await world.counters()
         let sent = delta("notifications_sent", before, after)
-        let dropped = delta("notify_dropped_eagain", before, after) + delta("notify_dropped_socket_error", before, after)
+        let dropped =
+            delta("notify_dropped_eagain", before, after) + delta("notify_dropped_socket_error", before, after)
         try await drain(until: sent)
         let wall = (ContinuousClock.now - start)
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
@@ -49,9 +50,13 @@ struct BenchPhaseRunner {
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds)
     }
 
-    private func cpu(_ pids: (relay: Int32, broker: Int32, simulator: Int32)) -> (relay: Double, broker: Double, simulator: Double) {
-        (BenchProcStats.cpuSeconds(pid: pids.relay) ?? .nan, BenchProcStats.cpuSeconds(pid: pids.broker) ?? .nan,
-         BenchProcStats.cpuSeconds(pid: pids.simulator) ?? .nan)
+    private func cpu(_ pids: (relay: Int32, broker: Int32, simulator: Int32)) -> (
+        relay: Double, broker: Double, simulator: Double
+    ) {
+        (
+            BenchProcStats.cpuSeconds(pid: pids.relay) ?? .nan, BenchProcStats.cpuSeconds(pid: pids.broker) ?? .nan,
+            BenchProcStats.cpuSeconds(pid: pids.simulator) ?? .nan
+        )
     }
 
     private func delta(_ key: String, _ before: [String: Int], _ after: [String: Int]) -> Int {
@@ -73,7 +78,9 @@ struct BenchPhaseRunner {
             } else if ContinuousClock.now - lastProgress > Self.drainIdle {
                 return
             }
-            guard world.relay.isRunning else { throw BenchError("\(world.relay.name) exited: \(world.relay.logTail())") }
+            guard world.relay.isRunning else {
+                throw BenchError("\(world.relay.name) exited: \(world.relay.logTail())")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

@@ -32,7 +32,9 @@ enum BenchProcStats {
         var fields: [String: Int] = [:]
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard parts.count == 3, parts[2] == "kB", parts[0].hasSuffix(":"), let kilobytes = Int(parts[1]) else { continue }
+            guard parts.count == 3, parts[2] == "kB", parts[0].hasSuffix(":"), let kilobytes = Int(parts[1]) else {
+                continue
+            }
             fields[String(parts[0].dropLast())] = kilobytes * 1024
         }
         return fields

@@ -81,7 +81,8 @@ final class BenchProcess: @unchecked Sendable {
         while ContinuousClock.now < deadline {
             if let found = firstLine(prefix: prefix) { return found }
             guard process.isRunning else {
-                throw BenchError("\(name) exited (status \(process.terminationStatus)) before printing \(prefix): \(logTail())")
+                throw BenchError(
+                    "\(name) exited (status \(process.terminationStatus)) before printing \(prefix): \(logTail())")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -13,9 +13,14 @@ struct BenchReport {
 
     func print() {
         Swift.print("")
-        Swift.print("Central bridge: \(devices) devices, \(Int(duration)) s per phase, MQTT QoS \(qos), broker set_tcp_nodelay \(brokerNoDelay), codec raw (12-byte u32 seq + u64 CLOCK_MONOTONIC ns)")
-        let header = ["path", "phase", "asked/s", "emitted/s", "delivered/s", "sent", "received", "lost", "late",
-                      "sim drop", "p50 ms", "p99 ms", "p99 >0.5s", "end ms", "max ms", "ok", "gw µs/notif", "gw core", "broker", "sim"]
+        Swift.print(
+            "Central bridge: \(devices) devices, \(Int(duration)) s per phase, MQTT QoS \(qos), broker set_tcp_nodelay \(brokerNoDelay), codec raw (12-byte u32 seq + u64 CLOCK_MONOTONIC ns)"
+        )
+        let header = [
+            "path", "phase", "asked/s", "emitted/s", "delivered/s", "sent", "received", "lost", "late",
+            "sim drop", "p50 ms", "p99 ms", "p99 >0.5s", "end ms", "max ms", "ok", "gw µs/notif", "gw core", "broker",
+            "sim",
+        ]
         var rows: [[String]] = []
         for run in runs {
             for phase in run.saturationAttempts + run.paced {
@@ -24,7 +29,8 @@ struct BenchReport {
                     format(phase.deliveredRate), "\(phase.sent)", "\(phase.received)",
                     "\(max(0, phase.sent - phase.received))", "\(phase.outOfOrder)", "\(phase.simulatorDropped)",
                     fixed(phase.latencyP50), fixed(phase.latencyP99), fixed(phase.latencyP99AfterWarmUp),
-                    fixed(phase.latencyAtEnd), fixed(phase.latencyMax), phase.sustained ? "yes" : (phase.lossless ? "backlog" : "loss"),
+                    fixed(phase.latencyAtEnd), fixed(phase.latencyMax),
+                    phase.sustained ? "yes" : (phase.lossless ? "backlog" : "loss"),
                     fixed(phase.relayMicrosPerValue, 1), percent(phase.relayCores), percent(phase.brokerCores),
                     percent(phase.simulatorCores),
                 ])
@@ -32,15 +38,20 @@ struct BenchReport {
         }
         Self.printTable(header, rows)
         Swift.print("lost = sent − received; late = values older than one already received; sim drop = the simulator's")
-        Swift.print("socket was full (bluetoothd drops then too); p99 >0.5s = p99 without the first 0.5 s; end ms = median")
+        Swift.print(
+            "socket was full (bluetoothd drops then too); p99 >0.5s = p99 without the first 0.5 s; end ms = median")
         Swift.print("latency of the last 5 % (a growing backlog); ok = lossless, in order and end ms < 50 (sustained);")
-        Swift.print("gw µs/notif = gattway utime+stime ÷ values; gw core/broker/sim = share of one core over the phase.")
+        Swift.print(
+            "gw µs/notif = gattway utime+stime ÷ values; gw core/broker/sim = share of one core over the phase.")
         Swift.print("")
         for run in runs {
             let memory = run.peakResidentBytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "-"
-            Swift.print("\(run.path.rawValue): peak resident memory (VmHWM) \(memory); path check: \(run.fallbackConfirmed)")
+            Swift.print(
+                "\(run.path.rawValue): peak resident memory (VmHWM) \(memory); path check: \(run.fallbackConfirmed)")
             if let write = run.write {
-                Swift.print("/set → /set/result round trip, \(write.count) sequential writes with response: p50 \(Self.ms(write.p50)), p99 \(Self.ms(write.p99)), max \(Self.ms(write.max)), failures \(write.failures)")
+                Swift.print(
+                    "/set → /set/result round trip, \(write.count) sequential writes with response: p50 \(Self.ms(write.p50)), p99 \(Self.ms(write.p99)), max \(Self.ms(write.max)), failures \(write.failures)"
+                )
             }
         }
         printComparison()
@@ -55,7 +66,8 @@ struct BenchReport {
             let passed = run.saturationAttempts.filter(\.sustained)
             if let best = passed.max(by: { $0.deliveredRate < $1.deliveredRate }) ?? run.saturationAttempts.last {
                 rows.append([
-                    run.path.rawValue, "lossless throughput", format(best.deliveredRate) + "/s" + (best.sustained ? " sustained" : " (not sustained)"),
+                    run.path.rawValue, "lossless throughput",
+                    format(best.deliveredRate) + "/s" + (best.sustained ? " sustained" : " (not sustained)"),
                     socket ? "83,700/s (4b)" : "30,300/s (4a)",
                 ])
                 rows.append([

@@ -29,7 +29,8 @@ final class BenchWorld: BenchPhaseWorld {
 
     /// Starts everything and waits until every device is online and subscribed. `refuseAcquireNotify` makes the
     /// simulator fail every AcquireNotify, so Gattway must fall back to StartNotify.
-    init(paths: BenchPaths, devices: Int, qos: MQTTQoS, refuseAcquireNotify: Bool, brokerNoDelay: Bool,
+    init(
+        paths: BenchPaths, devices: Int, qos: MQTTQoS, refuseAcquireNotify: Bool, brokerNoDelay: Bool,
         label: String
     ) async throws {
         self.devices = devices
@@ -50,10 +51,12 @@ final class BenchWorld: BenchPhaseWorld {
         consumerTask = Task { await subscriber.consume() }
 
         if refuseAcquireNotify {
-            try await Self.call(control, "InjectError", [
-                .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
-                .string("Operation is not supported"), .uint32(0),
-            ])
+            try await Self.call(
+                control, "InjectError",
+                [
+                    .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
+                    .string("Operation is not supported"), .uint32(0),
+                ])
         }
         try Self.configuration(port: port, devices: devices, qos: qos, directory: directory)
             .write(toFile: directory + "/gattway.yaml", atomically: true, encoding: .utf8)
@@ -106,7 +109,9 @@ final class BenchWorld: BenchPhaseWorld {
         while subscriber.onlineDevices.count < devices {
             guard gattway.isRunning else { throw BenchError("gattway exited: \(gattway.logTail())") }
             guard ContinuousClock.now < deadline else {
-                throw BenchError("only \(subscriber.onlineDevices.count) of \(devices) devices online after \(timeout): \(gattway.logTail())")
+                throw BenchError(
+                    "only \(subscriber.onlineDevices.count) of \(devices) devices online after \(timeout): \(gattway.logTail())"
+                )
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -116,11 +121,13 @@ final class BenchWorld: BenchPhaseWorld {
         let stuckLimit = Duration.seconds(5)
         for device in 0..<devices {
             var stuckSince = ContinuousClock.now
-            while try await Self.call(control, "IsSubscribed", [.string(Self.address(device)), .string(Self.notifyUUID)])
-                .first?.bool != true
-            {
+            while try await Self.call(
+                control, "IsSubscribed", [.string(Self.address(device)), .string(Self.notifyUUID)]
+            )
+            .first?.bool != true {
                 guard ContinuousClock.now < deadline else {
-                    throw BenchError("fh\(device) is online but not subscribed after \(timeout): \(gattway.logTail(800))")
+                    throw BenchError(
+                        "fh\(device) is online but not subscribed after \(timeout): \(gattway.logTail(800))")
                 }
                 if ContinuousClock.now - stuckSince > stuckLimit {
                     try await Self.call(control, "Disconnect", [.string(Self.address(device)), .string("timeout")])
@@ -133,10 +140,13 @@ final class BenchWorld: BenchPhaseWorld {
     }
 
     @discardableResult
-    static func call(_ control: DBusConnection, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    static func call(_ control: DBusConnection, _ method: String, _ arguments: [DBusValue] = []) async throws
+        -> [DBusValue]
+    {
         do {
             return try await control.call(
-                destination: "org.gattway.Simulator1", path: "/org/gattway/simulator", interface: "org.gattway.Simulator1",
+                destination: "org.gattway.Simulator1", path: "/org/gattway/simulator",
+                interface: "org.gattway.Simulator1",
                 method: method, arguments: arguments, timeout: .seconds(30))
         } catch {
             throw BenchError("simulator \(method) failed: \(error)")
@@ -157,10 +167,13 @@ final class BenchWorld: BenchPhaseWorld {
     /// Sets every device's notification rate (0 stops it); each call restarts the device's sequence at 0.
     func setRate(total: Double) async throws {
         for device in 0..<devices {
-            try await call("StartNotifying", [
-                .string(Self.address(device)), .string(Self.notifyUUID), .double(total / Double(devices)), .uint32(0),
-                .string("seq-timestamp"),
-            ])
+            try await call(
+                "StartNotifying",
+                [
+                    .string(Self.address(device)), .string(Self.notifyUUID), .double(total / Double(devices)),
+                    .uint32(0),
+                    .string("seq-timestamp"),
+                ])
         }
     }
 

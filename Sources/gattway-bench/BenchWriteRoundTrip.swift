@@ -23,6 +23,7 @@ struct BenchWriteRoundTrip {
             if !result.contains("\"ok\":true") { failures += 1 }
         }
         let quantiles = BenchPercentiles.milliseconds(latencies, [0.5, 0.99, 1.0])
-        return WriteRoundTripResult(count: count, failures: failures, p50: quantiles[0], p99: quantiles[1], max: quantiles[2])
+        return WriteRoundTripResult(
+            count: count, failures: failures, p50: quantiles[0], p99: quantiles[1], max: quantiles[2])
     }
 }

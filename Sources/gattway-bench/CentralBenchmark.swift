@@ -14,7 +14,8 @@ struct CentralBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds per notification phase.") var duration: Double = 5
     @Option(help: "Total notifications/s asked of the simulator at saturation (all devices together).")
     var saturationRate: Double = 100_000
-    @Option(help: "The same for the StartNotify path, whose D-Bus hop carries far less (a bigger ask only adds backlog).")
+    @Option(
+        help: "The same for the StartNotify path, whose D-Bus hop carries far less (a bigger ask only adds backlog).")
     var saturationRateStartNotify: Double = 10_000
     @Option(help: "Saturation attempts (the first at --saturation-rate, then a search for the lossless rate).")
     var saturationAttempts: Int = 4
@@ -32,11 +33,15 @@ struct CentralBenchmark: AsyncParsableCommand {
     var simulator: String?
 
     func validate() throws {
-        guard (1...10).contains(devices) else { throw ValidationError("--devices must be within 1…10 (firehose.yaml has 10)") }
+        guard (1...10).contains(devices) else {
+            throw ValidationError("--devices must be within 1…10 (firehose.yaml has 10)")
+        }
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
         guard qos == 0 || qos == 1 else { throw ValidationError("--qos must be 0 or 1") }
         guard saturationAttempts >= 1 else { throw ValidationError("--saturation-attempts must be at least 1") }
-        guard saturationRate > 0, saturationRateStartNotify > 0 else { throw ValidationError("--saturation-rate and --saturation-rate-start-notify must be positive") }
+        guard saturationRate > 0, saturationRateStartNotify > 0 else {
+            throw ValidationError("--saturation-rate and --saturation-rate-start-notify must be positive")
+        }
         _ = try pacedRates()
         _ = try selectedPaths()
     }
@@ -81,7 +86,9 @@ struct CentralBenchmark: AsyncParsableCommand {
     /// Starts a run's world, once more when the first start does not reach "every device subscribed": Gattway
     /// has been seen to report a device online with its characteristics missing (services not yet resolved), and
     /// the benchmark needs all devices; the failure is printed, not hidden.
-    private func startWorld(_ path: SubscriptionPath, _ locations: BenchPaths, _ qos: MQTTQoS) async throws -> BenchWorld {
+    private func startWorld(_ path: SubscriptionPath, _ locations: BenchPaths, _ qos: MQTTQoS) async throws
+        -> BenchWorld
+    {
         for attempt in 1...2 {
             do {
                 return try await BenchWorld(
@@ -99,7 +106,8 @@ struct CentralBenchmark: AsyncParsableCommand {
         result.fallbackConfirmed = try await confirmPath(path, in: world)
         let nudged = world.nudges.withLock { $0 }
         if !nudged.isEmpty {
-            result.fallbackConfirmed += "; online but never subscribed until disconnected once: "
+            result.fallbackConfirmed +=
+                "; online but never subscribed until disconnected once: "
                 + nudged.map { "fh\($0)" }.joined(separator: ", ")
         }
         // The pid lets a profiler (perf record -p) attach to the gattway under test.
@@ -112,7 +120,9 @@ struct CentralBenchmark: AsyncParsableCommand {
         var lossy: Double?
         for attempt in 1...saturationAttempts {
             let phase = try await phases.run(label: "saturation #\(attempt)", rate: rate)
-            progress("… \(path.rawValue): \(phase.label) asked \(Int(rate))/s: received \(phase.received) of \(phase.sent), lossless: \(phase.lossless), sustained: \(phase.sustained)")
+            progress(
+                "… \(path.rawValue): \(phase.label) asked \(Int(rate))/s: received \(phase.received) of \(phase.sent), lossless: \(phase.lossless), sustained: \(phase.sustained)"
+            )
             result.saturationAttempts.append(phase)
             if phase.sustained {
                 if attempt == 1 { break }  // the asked rate itself passed: nothing to search
@@ -130,7 +140,9 @@ struct CentralBenchmark: AsyncParsableCommand {
         }
         for paced in try pacedRates() {
             let phase = try await phases.run(label: "\(Int(paced))/s", rate: paced)
-            progress("… \(path.rawValue): \(phase.label): p50 \(BenchReport.ms(phase.latencyP50)) p99 \(BenchReport.ms(phase.latencyP99)) (after 0.5 s: \(BenchReport.ms(phase.latencyP99AfterWarmUp)))")
+            progress(
+                "… \(path.rawValue): \(phase.label): p50 \(BenchReport.ms(phase.latencyP50)) p99 \(BenchReport.ms(phase.latencyP99)) (after 0.5 s: \(BenchReport.ms(phase.latencyP99AfterWarmUp)))"
+            )
             result.paced.append(phase)
         }
         if writes > 0 {
@@ -145,7 +157,8 @@ struct CentralBenchmark: AsyncParsableCommand {
         let counters = try await world.counters()
         let acquired = counters["calls.GattCharacteristic1.AcquireNotify"] ?? 0
         let started = counters["calls.GattCharacteristic1.StartNotify"] ?? 0
-        let fallbacks = (try? String(contentsOfFile: world.gattway.logPath, encoding: .utf8))?
+        let fallbacks =
+            (try? String(contentsOfFile: world.gattway.logPath, encoding: .utf8))?
             .components(separatedBy: "device.notify.fallback").count ?? 1
         let summary = "AcquireNotify calls \(acquired), StartNotify calls \(started), fallbacks logged \(fallbacks - 1)"
         switch path {
@@ -173,7 +186,8 @@ func progress(_ line: String) {
 enum BenchLocations {
     /// The directory of this program.
     static var binDirectory: String {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         return (executable as NSString).deletingLastPathComponent
     }
@@ -183,7 +197,9 @@ enum BenchLocations {
     static func packageRoot() -> String? {
         var directory = binDirectory
         while directory != "/" && !directory.isEmpty {
-            if FileManager.default.isExecutableFile(atPath: directory + "/Tests/BlueZSimulator/bluez-sim") { return directory }
+            if FileManager.default.isExecutableFile(atPath: directory + "/Tests/BlueZSimulator/bluez-sim") {
+                return directory
+            }
             directory = (directory as NSString).deletingLastPathComponent
         }
         return nil
@@ -192,7 +208,9 @@ enum BenchLocations {
     static func find(gattway: String?, simulator: String?) throws -> BenchPaths {
         let gattwayPath = gattway ?? binDirectory + "/gattway"
         guard FileManager.default.isExecutableFile(atPath: gattwayPath) else {
-            throw BenchError("no gattway binary at \(gattwayPath); build it (swift build -c release --product gattway) or pass --gattway")
+            throw BenchError(
+                "no gattway binary at \(gattwayPath); build it (swift build -c release --product gattway) or pass --gattway"
+            )
         }
         let simulatorPath = simulator ?? packageRoot().map { $0 + "/Tests/BlueZSimulator/bluez-sim" }
         guard let simulatorPath, FileManager.default.isExecutableFile(atPath: simulatorPath) else {

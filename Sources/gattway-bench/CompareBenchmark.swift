@@ -10,17 +10,24 @@ import TestWorld
 struct CompareBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
-        abstract: "CPU per notification, memory, loss and latency of a C relay, Gattway and a bleak script, side by side.")
+        abstract:
+            "CPU per notification, memory, loss and latency of a C relay, Gattway and a bleak script, side by side.")
 
     @Option(help: "Seconds per notification phase at least.") var duration: Double = 5
-    @Option(help: "Notifications per phase at least (a phase at a low rate runs longer): CPU time is counted in clock ticks of 10 ms, so a figure needs thousands of values.")
+    @Option(
+        help:
+            "Notifications per phase at least (a phase at a low rate runs longer): CPU time is counted in clock ticks of 10 ms, so a figure needs thousands of values."
+    )
     var minimumNotifications: Int = 5000
     @Option(help: "Notification rates (per second, comma-separated) of device fh0.") var rates: String = "200,1000,5000"
     @Option(help: "Relays to run (comma-separated: c,gattway,bleak); the ratio column needs c.")
     var relays: String = "c,gattway,bleak"
     @Option(help: "Subscription paths (comma-separated: StartNotify,AcquireNotify).")
     var paths: String = "StartNotify,AcquireNotify"
-    @Option(help: "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program).")
+    @Option(
+        help:
+            "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program)."
+    )
     var gattway: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
@@ -68,10 +75,12 @@ struct CompareBenchmark: AsyncParsableCommand {
             chosen = root + "/.build/release/gattway"
         }
         let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
-        let packageRoot = (((located.simulator as NSString).deletingLastPathComponent as NSString)
+        let packageRoot =
+            (((located.simulator as NSString).deletingLastPathComponent as NSString)
             .deletingLastPathComponent as NSString).deletingLastPathComponent
         let gattwayPath = located.gattway
-        let build = gattwayPath.contains("/release/") ? "release" : (gattwayPath.contains("/debug/") ? "debug" : "unknown")
+        let build =
+            gattwayPath.contains("/release/") ? "release" : (gattwayPath.contains("/debug/") ? "debug" : "unknown")
         progress("… gattway under test: \(gattwayPath) (\(build) build)")
         let paths = BenchPaths(gattway: gattwayPath, simulator: located.simulator, scenario: located.scenario)
 
@@ -98,7 +107,8 @@ struct CompareBenchmark: AsyncParsableCommand {
         CompareReport(
             rows: rows, duration: duration, minimumNotifications: minimumNotifications,
             gattwayBinary: "\(gattwayPath) (\(build) build)",
-            compileCommand: compileCommand).print()
+            compileCommand: compileCommand
+        ).print()
     }
 }
 

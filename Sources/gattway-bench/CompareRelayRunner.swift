@@ -1,6 +1,6 @@
+import DBus
 import Foundation
 import MQTTCore
-import DBus
 
 /// Starts one relay at a time on the stage, checks it uses the intended path, runs the paced phases and stops it.
 struct CompareRelayRunner {
@@ -35,7 +35,9 @@ struct CompareRelayRunner {
                 let phases = BenchPhaseRunner(world: world, path: path, duration: .milliseconds(Int(seconds * 1000)))
                 let phase = try await phases.run(label: "\(Int(rate))/s", rate: rate)
                 let row = CompareRow(relay: kind, phase: phase, memory: CompareMemory(pid: relay.pid))
-                progress("… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))")
+                progress(
+                    "… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))"
+                )
                 rows.append(row)
             }
         } catch {
@@ -56,7 +58,8 @@ struct CompareRelayRunner {
             // The relay does the hot path only: the benchmark connects the device and names the characteristic.
             let characteristic = try await stage.connectedCharacteristicPath()
             let mode = path == .startNotify ? "start" : "acquire"
-            let relay = try BenchProcess(relayBinary, [mode, characteristic] + brokerArguments, environment: environment, logPath: log)
+            let relay = try BenchProcess(
+                relayBinary, [mode, characteristic] + brokerArguments, environment: environment, logPath: log)
             _ = try await relay.waitForLine(prefix: "relay: ready", timeout: .seconds(30))
             return relay
         case .bleak:
@@ -74,20 +77,25 @@ struct CompareRelayRunner {
             try await stage.forgetDevice()
             if path == .startNotify {
                 // Gattway prefers AcquireNotify; refused, it falls back to StartNotify.
-                try await stage.simulatorCall("InjectError", [
-                    .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
-                    .string("Operation is not supported"), .uint32(0),
-                ])
+                try await stage.simulatorCall(
+                    "InjectError",
+                    [
+                        .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
+                        .string("Operation is not supported"), .uint32(0),
+                    ])
             }
             let configuration = stage.directory + "/gattway-\(path.rawValue).yaml"
             try BenchWorld.configuration(port: stage.port, devices: 1, qos: .atMostOnce, directory: stage.directory)
                 .write(toFile: configuration, atomically: true, encoding: .utf8)
-            return try BenchProcess(paths.gattway, ["run", "--config", configuration], environment: environment, logPath: log)
+            return try BenchProcess(
+                paths.gattway, ["run", "--config", configuration], environment: environment, logPath: log)
         }
     }
 
     /// Checks from the simulator's call counters that the relay subscribed the intended way.
-    private func confirmPath(_ path: SubscriptionPath, before: [String: Int], world: CompareRelayWorld, label: String) async throws {
+    private func confirmPath(_ path: SubscriptionPath, before: [String: Int], world: CompareRelayWorld, label: String)
+        async throws
+    {
         let after = try await world.counters()
         func calls(_ method: String) -> Int {
             let key = "calls.GattCharacteristic1.\(method)"
@@ -98,11 +106,13 @@ struct CompareRelayRunner {
         switch path {
         case .acquireNotify:
             guard acquired >= 1, started == 0 else {
-                throw BenchError("\(label): expected AcquireNotify only, saw AcquireNotify \(acquired), StartNotify \(started)")
+                throw BenchError(
+                    "\(label): expected AcquireNotify only, saw AcquireNotify \(acquired), StartNotify \(started)")
             }
         case .startNotify:
             guard started >= 1 else {
-                throw BenchError("\(label): expected StartNotify, saw AcquireNotify \(acquired), StartNotify \(started)")
+                throw BenchError(
+                    "\(label): expected StartNotify, saw AcquireNotify \(acquired), StartNotify \(started)")
             }
         }
     }

@@ -2,9 +2,9 @@ import DBus
 import Foundation
 import Logging
 import MQTTCore
+import Mosquitto
 import Synchronization
 import TestWorld
-import Mosquitto
 
 /// The world every relay of `compare` runs against, one relay at a time: mosquitto on a free port, the BlueZ
 /// simulator with the firehose scenario (device fh0 only), and the benchmark's subscriber on `gattway/+/data`.
@@ -52,7 +52,9 @@ final class CompareStage: Sendable {
     }
 
     @discardableResult
-    private func bluez(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    private func bluez(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [])
+        async throws -> [DBusValue]
+    {
         do {
             return try await control.call(
                 destination: "org.bluez", path: path, interface: interface, method: method, arguments: arguments,
@@ -80,7 +82,9 @@ final class CompareStage: Sendable {
         let deadline = ContinuousClock.now + timeout
         var discovering = false
         while try await managedObjects()[devicePath] == nil {
-            guard ContinuousClock.now < deadline else { throw BenchError("\(Self.address) not discovered within \(timeout)") }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("\(Self.address) not discovered within \(timeout)")
+            }
             if !discovering {
                 try await bluez("/org/bluez/hci0", "org.bluez.Adapter1", "StartDiscovery")
                 discovering = true
@@ -94,13 +98,17 @@ final class CompareStage: Sendable {
             let resolved = objects[devicePath]?["org.bluez.Device1"]?.stringKeyedDictionary?["ServicesResolved"]?.bool
             if resolved == true {
                 for (path, interfaces) in objects where path.hasPrefix(devicePath + "/") {
-                    if interfaces["org.bluez.GattCharacteristic1"]?.stringKeyedDictionary?["UUID"]?.string == BenchWorld.notifyUUID {
+                    if interfaces["org.bluez.GattCharacteristic1"]?.stringKeyedDictionary?["UUID"]?.string
+                        == BenchWorld.notifyUUID
+                    {
                         return path
                     }
                 }
                 throw BenchError("\(Self.address) resolved its services but has no \(BenchWorld.notifyUUID)")
             }
-            guard ContinuousClock.now < deadline else { throw BenchError("\(Self.address) services not resolved within \(timeout)") }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("\(Self.address) services not resolved within \(timeout)")
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
     }
@@ -116,7 +124,9 @@ final class CompareStage: Sendable {
     /// Waits until the simulator reports fh0's characteristic subscribed (StartNotify session or acquired socket).
     func waitUntilSubscribed(_ relay: BenchProcess, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
-        while try await simulatorCall("IsSubscribed", [.string(Self.address), .string(BenchWorld.notifyUUID)]).first?.bool != true {
+        while try await simulatorCall("IsSubscribed", [.string(Self.address), .string(BenchWorld.notifyUUID)]).first?
+            .bool != true
+        {
             guard relay.isRunning else { throw BenchError("\(relay.name) exited: \(relay.logTail())") }
             guard ContinuousClock.now < deadline else {
                 throw BenchError("\(relay.name) did not subscribe within \(timeout): \(relay.logTail(800))")
@@ -148,8 +158,11 @@ struct CompareRelayWorld: BenchPhaseWorld {
     func counters() async throws -> [String: Int] { try await stage.counters() }
 
     func setRate(total: Double) async throws {
-        try await stage.simulatorCall("StartNotifying", [
-            .string(CompareStage.address), .string(BenchWorld.notifyUUID), .double(total), .uint32(0), .string("seq-timestamp"),
-        ])
+        try await stage.simulatorCall(
+            "StartNotifying",
+            [
+                .string(CompareStage.address), .string(BenchWorld.notifyUUID), .double(total), .uint32(0),
+                .string("seq-timestamp"),
+            ])
     }
 }

@@ -21,9 +21,13 @@ struct DBusBenchmark: AsyncParsableCommand {
         let client = try await DBusConnection.connect(to: .address(bus.address), name: "bench-client", logger: logger)
         try await server.export(
             path: "/org/gattway/Bench",
-            interfaces: [DBusInterface(name: "org.gattway.Bench", methods: [
-                DBusMethod(name: "Ping", handler: .sync { _ in [] }),
-            ])])
+            interfaces: [
+                DBusInterface(
+                    name: "org.gattway.Bench",
+                    methods: [
+                        DBusMethod(name: "Ping", handler: .sync { _ in [] })
+                    ])
+            ])
         let destination = server.uniqueName
         let ping: @Sendable () async throws -> Void = {
             _ = try await client.call(
@@ -31,7 +35,10 @@ struct DBusBenchmark: AsyncParsableCommand {
         }
         let duration = Duration.milliseconds(Int(seconds * 1000))
 
-        let sequential = try await measure(duration) { try await ping(); return 1 }
+        let sequential = try await measure(duration) {
+            try await ping()
+            return 1
+        }
         report("calls, sequential", sequential.count, sequential.elapsed, unit: "calls")
 
         // Long-lived workers, each keeping one call in flight, so task creation is not part of the figure.
@@ -101,9 +108,13 @@ struct DBusBenchmark: AsyncParsableCommand {
     /// PropertiesChanged: the peripheral side's hot path.
     private func measureStoredPropertyUpdates(server: DBusConnection, duration: Duration) async throws {
         let path = "/org/gattway/Bench/char1"
-        try await server.export(path: path, interfaces: [DBusInterface(
-            name: "org.bluez.GattCharacteristic1",
-            properties: [DBusProperty(name: "Value", signature: "ay", source: .stored(.bytes([])))])])
+        try await server.export(
+            path: path,
+            interfaces: [
+                DBusInterface(
+                    name: "org.bluez.GattCharacteristic1",
+                    properties: [DBusProperty(name: "Value", signature: "ay", source: .stored(.bytes([])))])
+            ])
         var value = [UInt8](repeating: 0x11, count: max(4, valueSize))
         let updates = try await measure(duration) {
             value[0] &+= 1
@@ -114,7 +125,9 @@ struct DBusBenchmark: AsyncParsableCommand {
         report("stored Value updates with PropertiesChanged", updates.count, updates.elapsed, unit: "updates")
     }
 
-    private func measure(_ duration: Duration, _ round: () async throws -> Int) async throws -> (count: Int, elapsed: Duration) {
+    private func measure(_ duration: Duration, _ round: () async throws -> Int) async throws -> (
+        count: Int, elapsed: Duration
+    ) {
         let start = ContinuousClock.now
         var count = 0
         while ContinuousClock.now - start < duration { count += try await round() }
@@ -125,7 +138,9 @@ struct DBusBenchmark: AsyncParsableCommand {
         let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = Double(count) / secondsElapsed
         let micros = secondsElapsed / Double(max(count, 1)) * 1e6
-        print("\(what): \(Int(rate)) \(unit)/s (\(count) in \(String(format: "%.2f", secondsElapsed)) s, \(String(format: "%.1f", micros)) µs each)")
+        print(
+            "\(what): \(Int(rate)) \(unit)/s (\(count) in \(String(format: "%.2f", secondsElapsed)) s, \(String(format: "%.1f", micros)) µs each)"
+        )
     }
 }
 
@@ -147,11 +162,15 @@ struct BenchmarkBus {
         try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--print-address=1"]
+        process.arguments = [
+            "dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--print-address=1",
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { throw ValidationError("cannot start dbus-daemon (is it installed?): \(error)") }
+        do { try process.run() } catch {
+            throw ValidationError("cannot start dbus-daemon (is it installed?): \(error)")
+        }
         // The daemon prints its address as soon as it listens; wait for the socket instead of reading the pipe.
         let deadline = ContinuousClock.now + .seconds(20)
         while !FileManager.default.fileExists(atPath: directory + "/bus") {

@@ -1,15 +1,16 @@
 import ArgumentParser
 import BridgeCore
 import FleetSimulation
-import FoundationInternationalization
 import Foundation
+import FoundationInternationalization
 
 /// The fleet ownership protocol at scale, by simulation: many gateways running the real state machine over a
 /// simulated broker, with signals that wander, gateways killed and cut off from the broker.
 struct FleetBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet",
-        abstract: "Simulate the fleet ownership protocol: convergence after failures, flapping, two owners, broker load."
+        abstract:
+            "Simulate the fleet ownership protocol: convergence after failures, flapping, two owners, broker load."
     )
 
     @Option(help: "Gateways.") var gateways = 1_000

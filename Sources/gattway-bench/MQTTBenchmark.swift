@@ -40,7 +40,9 @@ struct MQTTBenchmark: AsyncParsableCommand {
         receiverOptions.receiveMaximum = 1_000
         let receiver = MosquittoClient(options: receiverOptions, logger: logger)
 
-        print("mosquitto 2.0.11 on 127.0.0.1:\(port), max_queued_messages 0; payload \(payloadSize) bytes, batches of \(batchSize)")
+        print(
+            "mosquitto 2.0.11 on 127.0.0.1:\(port), max_queued_messages 0; payload \(payloadSize) bytes, batches of \(batchSize)"
+        )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await publisher.run() }
             group.addTask { try await receiver.run() }
@@ -50,12 +52,15 @@ struct MQTTBenchmark: AsyncParsableCommand {
             for (qos, count) in [(MQTTQoS.atMostOnce, qos0Count), (.atLeastOnce, qos1Count)] where count > 0 {
                 let topic = "bench/qos\(qos.rawValue)"
                 try await receiver.subscribe(topic, qos: qos)
-                let result = try await measure(qos: qos, count: count, topic: topic, publisher: publisher, receiver: receiver)
+                let result = try await measure(
+                    qos: qos, count: count, topic: topic, publisher: publisher, receiver: receiver)
                 print(result)
                 try await receiver.unsubscribe(topic)
             }
             let statistics = await receiver.currentStatistics
-            print("receiver: \(statistics.readPauses) read pauses (\(statistics.timePaused) paused), buffer peak \(statistics.inboundBufferPeak)")
+            print(
+                "receiver: \(statistics.readPauses) read pauses (\(statistics.timePaused) paused), buffer peak \(statistics.inboundBufferPeak)"
+            )
         }
     }
 
@@ -64,10 +69,13 @@ struct MQTTBenchmark: AsyncParsableCommand {
         case received(count: Int, outOfOrder: Int, Duration)
     }
 
-    private func measure(qos: MQTTQoS, count: Int, topic: String, publisher: MosquittoClient, receiver: MosquittoClient) async throws -> String {
+    private func measure(qos: MQTTQoS, count: Int, topic: String, publisher: MosquittoClient, receiver: MosquittoClient)
+        async throws -> String
+    {
         let padding = [UInt8](repeating: 0x2A, count: payloadSize - 4)
         let messages = (0..<count).map { index in
-            MQTTMessage(topic: topic, payload: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) } + padding, qos: qos)
+            MQTTMessage(
+                topic: topic, payload: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) } + padding, qos: qos)
         }
         let batchSize = self.batchSize
         let receivedBefore = await receiver.currentStatistics.messagesReceived
@@ -103,7 +111,10 @@ struct MQTTBenchmark: AsyncParsableCommand {
                     var last = -1
                     while received.time == .zero {
                         let now = await receiver.currentStatistics.messagesReceived
-                        if now == last { group.cancelAll(); break }
+                        if now == last {
+                            group.cancelAll()
+                            break
+                        }
                         last = now
                         try await Task.sleep(for: .seconds(2))
                         if now - receivedBefore >= count { break }
@@ -118,7 +129,8 @@ struct MQTTBenchmark: AsyncParsableCommand {
             return seconds > 0 ? String(Int((Double(n) / seconds).rounded())) : "-"
         }
         let endToEnd = received.time == .zero ? ContinuousClock.now - start : received.time
-        return "QoS \(qos.rawValue): \(count) sent in \(sendTime) (\(rate(count, sendTime)) msg/s\(qos > .atMostOnce ? ", all acknowledged" : "")); "
+        return
+            "QoS \(qos.rawValue): \(count) sent in \(sendTime) (\(rate(count, sendTime)) msg/s\(qos > .atMostOnce ? ", all acknowledged" : "")); "
             + "\(received.count) received (\(count - received.count) lost, \(received.outOfOrder) out of order) in \(endToEnd): "
             + "\(rate(received.count, endToEnd)) msg/s end to end"
     }

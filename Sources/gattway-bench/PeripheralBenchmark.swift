@@ -52,26 +52,29 @@ struct PeripheralBenchmark: AsyncParsableCommand {
             let result = try await world.withGattway(binary: gattway, policy: "backpressure", linkRate: rate) { run in
                 try await run.flood(count: count)
             }
-            report("throughput, link \(label): \(count) messages in \(fmt(result.seconds)) s = "
-                + "\(Int(Double(count) / result.seconds)) notifications/s, "
-                + "gattway CPU \(fmt(result.cpuMicroseconds / Double(count))) µs/notification")
+            report(
+                "throughput, link \(label): \(count) messages in \(fmt(result.seconds)) s = "
+                    + "\(Int(Double(count) / result.seconds)) notifications/s, "
+                    + "gattway CPU \(fmt(result.cpuMicroseconds / Double(count))) µs/notification")
         }
         let latencies = try await world.withGattway(binary: gattway, policy: "backpressure", linkRate: 0) { run in
             try await run.latency(rate: latencyRate, seconds: latencySeconds)
         }
         let sorted = latencies.sorted()
         if !sorted.isEmpty {
-            report("latency at \(Int(latencyRate))/s (\(sorted.count) values): p50 \(fmt(sorted[sorted.count / 2] * 1000)) ms, "
-                + "p99 \(fmt(sorted[min(sorted.count - 1, sorted.count * 99 / 100)] * 1000)) ms")
+            report(
+                "latency at \(Int(latencyRate))/s (\(sorted.count) values): p50 \(fmt(sorted[sorted.count / 2] * 1000)) ms, "
+                    + "p99 \(fmt(sorted[min(sorted.count - 1, sorted.count * 99 / 100)] * 1000)) ms")
         }
         for policy in ["backpressure", "drop_oldest", "drop_newest", "latest"] {
             let result = try await world.withGattway(binary: gattway, policy: policy, linkRate: linkRate) { run in
                 try await run.overload(seconds: duration)
             }
-            report("overload \(Int(duration)) s, \(policy): published \(result.published), notified \(result.delivered), "
-                + "gattway CPU \(fmt(result.cpuMicroseconds / Double(max(1, result.delivered)))) µs/notification "
-                + "(\(fmt(result.cpuMicroseconds / Double(max(1, result.published)))) µs/published message), "
-                + "VmHWM \(result.peakKiB) KiB, VmRSS first/last \(result.firstRSSKiB)/\(result.lastRSSKiB) KiB")
+            report(
+                "overload \(Int(duration)) s, \(policy): published \(result.published), notified \(result.delivered), "
+                    + "gattway CPU \(fmt(result.cpuMicroseconds / Double(max(1, result.delivered)))) µs/notification "
+                    + "(\(fmt(result.cpuMicroseconds / Double(max(1, result.published)))) µs/published message), "
+                    + "VmHWM \(result.peakKiB) KiB, VmRSS first/last \(result.firstRSSKiB)/\(result.lastRSSKiB) KiB")
         }
     }
 }
@@ -100,12 +103,14 @@ final class PeripheralBenchWorld: Sendable {
     init(simulator: String) async throws {
         directory = try makeTemporaryDirectory("gattway-bench-peripheral")
         // The launcher changes into its own folder: give it an absolute scenario path.
-        let scenario = URL(fileURLWithPath: simulator).deletingLastPathComponent().appendingPathComponent("scenarios/lock.yaml")
+        let scenario = URL(fileURLWithPath: simulator).deletingLastPathComponent().appendingPathComponent(
+            "scenarios/lock.yaml")
         self.simulator = try await BlueZSimulatorProcess(executable: simulator, scenarioPath: scenario.path)
         busAddress = self.simulator.busAddress
         broker = try await MosquittoBroker()
         port = Int(broker.port)
-        control = try await DBusConnection.connect(to: .address(busAddress), name: "bench", logger: Logger(label: "bench"))
+        control = try await DBusConnection.connect(
+            to: .address(busAddress), name: "bench", logger: Logger(label: "bench"))
     }
 
     func stop() async {
@@ -129,21 +134,23 @@ final class PeripheralBenchWorld: Sendable {
         let index = Self.runCounter.next()
         let config = directory + "/gattway-\(index).yaml"
         try """
-            mqtt: { url: "mqtt://127.0.0.1:\(port)", base_topic: bench, client_id: bench-\(index) }
-            state_dir: "\(directory)/state-\(index)"
-            bluetooth: { adapter: hci0 }
-            peripheral:
-              adapter: hci0
-              advertise: { local_name: bench }
-              services:
-                - uuid: "\(PeripheralBenchmark.service)"
-                  characteristics:
-                    - { uuid: "\(PeripheralBenchmark.tx)", name: tx, flags: [read, notify], source_topic: bench/tx, codec: raw, queue: { depth: 64, when_full: \(policy) } }
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        mqtt: { url: "mqtt://127.0.0.1:\(port)", base_topic: bench, client_id: bench-\(index) }
+        state_dir: "\(directory)/state-\(index)"
+        bluetooth: { adapter: hci0 }
+        peripheral:
+          adapter: hci0
+          advertise: { local_name: bench }
+          services:
+            - uuid: "\(PeripheralBenchmark.service)"
+              characteristics:
+                - { uuid: "\(PeripheralBenchmark.tx)", name: tx, flags: [read, notify], source_topic: bench/tx, codec: raw, queue: { depth: 64, when_full: \(policy) } }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["run", "--config", config, "--log-level", "error"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": busAddress]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": busAddress]) {
+            $1
+        }
         try process.run()
         note("gattway \(index) started (policy \(policy), link rate \(linkRate)/s)")
         defer {
@@ -164,9 +171,14 @@ final class PeripheralBenchWorld: Sendable {
         }
         note("application registered")
         let address = String(format: "10:00:00:00:00:%02X", index % 256)
-        _ = try await central("Connect", [.string(address), .stringVariantDictionary([
-            "mtu": .uint16(247), "rate": .double(linkRate), "buffer": .uint32(32),
-        ])])
+        _ = try await central(
+            "Connect",
+            [
+                .string(address),
+                .stringVariantDictionary([
+                    "mtu": .uint16(247), "rate": .double(linkRate), "buffer": .uint32(32),
+                ]),
+            ])
         defer { Task { [self] in _ = try? await central("Disconnect", [.string(address)]) } }
         _ = try await central("WriteCCC", [.string(address), .string(PeripheralBenchmark.tx), .uint16(1)])
         let mqtt = MosquittoClient(
@@ -190,10 +202,17 @@ struct BenchRun: Sendable {
     let pid: Int32
     let mqtt: MosquittoClient
 
-    struct Flood: Sendable { var seconds: Double; var cpuMicroseconds: Double }
+    struct Flood: Sendable {
+        var seconds: Double
+        var cpuMicroseconds: Double
+    }
     struct Overload: Sendable {
-        var published: Int; var delivered: Int; var cpuMicroseconds: Double
-        var peakKiB: Int; var firstRSSKiB: Int; var lastRSSKiB: Int
+        var published: Int
+        var delivered: Int
+        var cpuMicroseconds: Double
+        var peakKiB: Int
+        var firstRSSKiB: Int
+        var lastRSSKiB: Int
     }
 
     func notificationsReceived() async throws -> Int {
@@ -228,14 +247,17 @@ struct BenchRun: Sendable {
         try await publisher.value
         let elapsed = ContinuousClock.now - start
         _ = try await world.central("GetReceived", [.string(address), .string(PeripheralBenchmark.tx), .uint32(0)])
-        return Flood(seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-                     cpuMicroseconds: cpu.microsecondsSinceStart())
+        return Flood(
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            cpuMicroseconds: cpu.microsecondsSinceStart())
     }
 
     func latency(rate: Double, seconds: Double) async throws -> [Double] {
         _ = try await world.central("SetReceivedSignal", [.bool(true)])
-        let signals = try await world.control.signals(matching: DBusMatchRule(
-            interface: "org.gattway.Simulator1.Central", member: "Received"), buffering: .dropNewest(limit: 100_000))
+        let signals = try await world.control.signals(
+            matching: DBusMatchRule(
+                interface: "org.gattway.Simulator1.Central", member: "Received"), buffering: .dropNewest(limit: 100_000)
+        )
         let count = Int(rate * seconds)
         let origin = ContinuousClock.now
         let collector = Task { () -> [Double] in
@@ -244,8 +266,9 @@ struct BenchRun: Sendable {
                 let arrived = ContinuousClock.now - origin
                 guard let bytes = signal.arguments.last?.bytes, bytes.count >= 8 else { continue }
                 let sentNanos = bytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }
-                latencies.append((Double(arrived.components.attoseconds) / 1e18 + Double(arrived.components.seconds))
-                                 - Double(sentNanos) / 1e9)
+                latencies.append(
+                    (Double(arrived.components.attoseconds) / 1e18 + Double(arrived.components.seconds))
+                        - Double(sentNanos) / 1e9)
                 if latencies.count >= count { break }
             }
             return latencies
@@ -255,9 +278,13 @@ struct BenchRun: Sendable {
             try await Task.sleep(until: due, clock: .continuous)
             let now = ContinuousClock.now - origin
             let nanos = now.components.seconds * 1_000_000_000 + now.components.attoseconds / 1_000_000_000
-            try await mqtt.publish(MQTTMessage(topic: "bench/tx", payload: withUnsafeBytes(of: nanos) { Array($0) }, qos: .atLeastOnce))
+            try await mqtt.publish(
+                MQTTMessage(topic: "bench/tx", payload: withUnsafeBytes(of: nanos) { Array($0) }, qos: .atLeastOnce))
         }
-        let timeout = Task { try await Task.sleep(for: .seconds(10)); collector.cancel() }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            collector.cancel()
+        }
         let latencies = await collector.value
         timeout.cancel()
         _ = try await world.central("SetReceivedSignal", [.bool(false)])
@@ -286,9 +313,10 @@ struct BenchRun: Sendable {
         note("overload done, waiting for the publisher")
         let published = try await publisher.value
         let delivered = try await notificationsReceived() - before
-        return Overload(published: published, delivered: delivered, cpuMicroseconds: cpu.microsecondsSinceStart(),
-                        peakKiB: ProcessCPU.status(pid: pid, field: "VmHWM:"), firstRSSKiB: samples.first ?? 0,
-                        lastRSSKiB: samples.last ?? 0)
+        return Overload(
+            published: published, delivered: delivered, cpuMicroseconds: cpu.microsecondsSinceStart(),
+            peakKiB: ProcessCPU.status(pid: pid, field: "VmHWM:"), firstRSSKiB: samples.first ?? 0,
+            lastRSSKiB: samples.last ?? 0)
     }
 
     static func payload(_ index: Int) -> [UInt8] {
@@ -333,5 +361,10 @@ struct ProcessCPU: Sendable {
 /// Numbers the gattway runs so each gets its own client id, state folder and central address.
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

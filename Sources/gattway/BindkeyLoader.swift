@@ -27,7 +27,9 @@ enum BindkeyLoader {
                 text = contents
             case .environment(let name):
                 origin = "devices[\(index)].bindkey_env \(name)"
-                guard let value = environment[name] else { throw Failure(description: "\(origin): the variable is not set") }
+                guard let value = environment[name] else {
+                    throw Failure(description: "\(origin): the variable is not set")
+                }
                 text = value
             }
             guard let key = Bindkey(hex: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {

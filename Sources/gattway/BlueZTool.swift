@@ -31,7 +31,8 @@ struct BlueZTool {
             guard tree.adapters[tool.adapterPath] != nil else {
                 let known = tree.adapters.keys.sorted().map { String($0.split(separator: "/").last ?? "") }
                 throw ToolFailure(
-                    "no adapter \(options.adapter) (BlueZ has \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+                    "no adapter \(options.adapter) (BlueZ has \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
+                )
             }
         } catch {
             await bus.close()
@@ -74,7 +75,8 @@ struct BlueZTool {
         try await bluez.setDiscoveryFilter(adapter: adapterPath, BlueZDiscoveryFilter(transport: "le"))
         try await bluez.startDiscovery(adapter: adapterPath)
         do {
-            let found = try await bluez.waitForTree(what: "\(name) to be heard on \(adapterName)", timeout: timeout, matching)
+            let found = try await bluez.waitForTree(
+                what: "\(name) to be heard on \(adapterName)", timeout: timeout, matching)
             try? await bluez.stopDiscovery(adapter: adapterPath)
             return found
         } catch {
@@ -92,7 +94,8 @@ struct BlueZTool {
         if connectedHere { try await bluez.connect(device: device.path, timeout: timeout) }
         do {
             let path = device.path
-            try await bluez.waitForTree(what: "the services of \(device.displayName) to be resolved", timeout: timeout) {
+            try await bluez.waitForTree(what: "the services of \(device.displayName) to be resolved", timeout: timeout)
+            {
                 tree in
                 guard let state = tree.devices[path] else { return nil as Void? }
                 return state.connected && state.servicesResolved ? () : nil
@@ -121,8 +124,9 @@ struct BlueZTool {
             throw ToolFailure("\(device.displayName) has no characteristic \(name) (`gattway services` lists them)")
         }
         guard found.count == 1 else {
-            throw ToolFailure("\(device.displayName) has \(found.count) characteristics \(name.uuid.shortestForm): "
-                + "name one as SERVICE/CHARACTERISTIC")
+            throw ToolFailure(
+                "\(device.displayName) has \(found.count) characteristics \(name.uuid.shortestForm): "
+                    + "name one as SERVICE/CHARACTERISTIC")
         }
         return first
     }

@@ -7,9 +7,10 @@ struct BlueZToolOptions: ParsableArguments {
     @Option(help: "The Bluetooth adapter to use.")
     var adapter: String = "hci0"
 
-    @Option(help: ArgumentHelp(
-        "Seconds each step may take: finding the device, connecting, resolving its services, every BlueZ call.",
-        valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds each step may take: finding the device, connecting, resolving its services, every BlueZ call.",
+            valueName: "seconds"))
     var timeout: Double = 20
 
     @Flag(help: "Print JSON for scripts instead of a table.")
@@ -19,16 +20,18 @@ struct BlueZToolOptions: ParsableArguments {
 
     func validate() throws {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be within 0…3600 seconds") }
-        guard adapter.utf8.count <= 32, adapter.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x7A })
+        guard adapter.utf8.count <= 32,
+            adapter.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 || $0 >= 0x61 && $0 <= 0x7A })
         else { throw ValidationError("--adapter must be an adapter name such as hci0") }
     }
 }
 
 /// `--codec C`: how values are shown and how VALUE arguments are turned into bytes (the daemon's codecs).
 struct CodecOption: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "The codec: raw, hex, base64, utf8, an integer such as uint16le*0.01, float32le, battery_level, "
-            + "heart_rate_measurement, temperature or humidity.", valueName: "codec"))
+    @Option(
+        help: ArgumentHelp(
+            "The codec: raw, hex, base64, utf8, an integer such as uint16le*0.01, float32le, battery_level, "
+                + "heart_rate_measurement, temperature or humidity.", valueName: "codec"))
     var codec: String = "hex"
 
     func validate() throws { _ = try parsed() }

@@ -1,6 +1,6 @@
-import Glibc
 import ArgumentParser
 import BridgeCore
+import Glibc
 
 /// `gattway check-config FILE`: exit 0 when valid; otherwise every error with its path, and exit 1.
 struct CheckConfigCommand: ParsableCommand {
@@ -14,7 +14,9 @@ struct CheckConfigCommand: ParsableCommand {
         do {
             let configuration = try BridgeConfiguration.load(path: file)
             for warning in SecretFilePermissions.warnings(for: configuration) { printError("\(file): \(warning)") }
-            print("\(file): valid (\(configuration.devices.count) devices, peripheral \(configuration.peripheral == nil ? "off" : "on"))")
+            print(
+                "\(file): valid (\(configuration.devices.count) devices, peripheral \(configuration.peripheral == nil ? "off" : "on"))"
+            )
         } catch {
             for problem in error.errors { printError("\(file): \(problem)") }
             throw ExitCode(1)

@@ -27,7 +27,8 @@ final class ClientStatisticsRecorder: Sendable {
             count("gattway.mqtt.publishes_refused", statistics.publishesRefused, dimensions)
             count("gattway.mqtt.connects", statistics.connects, dimensions)
             count("gattway.mqtt.read_pauses", statistics.readPauses, dimensions)
-            Gauge(label: "gattway.mqtt.outstanding_publishes", dimensions: dimensions).record(statistics.outstandingPublishes)
+            Gauge(label: "gattway.mqtt.outstanding_publishes", dimensions: dimensions).record(
+                statistics.outstandingPublishes)
             Gauge(label: "gattway.mqtt.inbound_buffered", dimensions: dimensions).record(statistics.inboundBuffered)
         }
         count("gattway.dbus.signals_dropped", bus.droppedSignalCount, [])

@@ -1,11 +1,11 @@
 import BlueZ
+import BluetoothCore
 import BridgeCore
 import DBus
 import Logging
 import MQTTCore
 import Mosquitto
 import ServiceLifecycle
-import BluetoothCore
 
 /// Publishes `<base>/bridge/<gateway_id>/health` (retained, QoS 1): checked every 2 s, published when anything but
 /// the uptime changed and every `interval` otherwise. It reads what is already there: BlueZ's name on the bus and
@@ -32,7 +32,8 @@ struct HealthPublisher: Service {
                     let report = await sample()
                     if schedule.shouldPublish(report, now: errors.uptime) {
                         do {
-                            try await mqtt.publish(MQTTMessage(topic: topic, payload: report.payload, qos: .atLeastOnce, retain: true))
+                            try await mqtt.publish(
+                                MQTTMessage(topic: topic, payload: report.payload, qos: .atLeastOnce, retain: true))
                         } catch {
                             // Not connected yet, or reconnecting: try again at the next check.
                             schedule = HealthSchedule(interval: interval)
@@ -64,7 +65,8 @@ struct HealthPublisher: Service {
         return HealthReport(
             uptimeSeconds: Int(errors.uptime.components.seconds), bluezPresent: bluezPresent,
             adapterPowered: tree?.adapters[adapterPath]?.powered ?? false, brokerReconnects: reconnects,
-            devicesKnown: devices.count, devicesConnected: devices.filter(\.connected).count, devicesOwned: devicesOwned(), queues: queues,
+            devicesKnown: devices.count, devicesConnected: devices.filter(\.connected).count,
+            devicesOwned: devicesOwned(), queues: queues,
             lastError: errors.lastError)
     }
 }

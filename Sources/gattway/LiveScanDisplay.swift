@@ -1,7 +1,7 @@
 import BlueZ
+import BluetoothCore
 import Glibc
 import Synchronization
-import BluetoothCore
 
 /// The table `gattway scan` redraws once a second while scanning on a terminal, with a progress line (seconds
 /// left, devices heard). Each redraw moves the cursor back to the first line it drew and clears to the end of the
@@ -54,7 +54,8 @@ final class LiveScanDisplay: Sendable {
             let devices = state.heard.sorted { ($0.rssi ?? .min, $0.path) > ($1.rssi ?? .min, $1.path) }
             let secondsLeft = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
             let seconds = max(0, Int(secondsLeft.rounded(.up)))
-            let progress = "Scanning on \(adapter): \(seconds) s left, \(devices.count) device"
+            let progress =
+                "Scanning on \(adapter): \(seconds) s left, \(devices.count) device"
                 + "\(devices.count == 1 ? "" : "s") heard (Ctrl-C stops)"
             let frame = render(devices) + "\n" + progress + "\n"
             defer { state.linesDrawn = frame.reduce(0) { $1 == "\n" ? $0 + 1 : $0 } }

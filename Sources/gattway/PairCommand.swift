@@ -1,7 +1,7 @@
 import ArgumentParser
 import BlueZ
-import BridgeCore
 import BluetoothCore
+import BridgeCore
 
 /// `gattway pair DEVICE [--passkey N]`: pairs (and bonds) with a device, answering bluetoothd as an agent.
 struct PairCommand: AsyncParsableCommand {
@@ -37,9 +37,13 @@ struct PairCommand: AsyncParsableCommand {
                 do {
                     // Pair connects by itself; a link that this command brought up is taken down again.
                     try await tool.bluez.pair(device: device.path, timeout: tool.timeout)
-                    if !device.connected { try? await tool.bluez.disconnect(device: device.path, timeout: tool.timeout) }
+                    if !device.connected {
+                        try? await tool.bluez.disconnect(device: device.path, timeout: tool.timeout)
+                    }
                 } catch {
-                    if !device.connected { try? await tool.bluez.disconnect(device: device.path, timeout: tool.timeout) }
+                    if !device.connected {
+                        try? await tool.bluez.disconnect(device: device.path, timeout: tool.timeout)
+                    }
                     try? await tool.bluez.unregisterAgent(path: BlueZPairingAgent.path, timeout: tool.timeout)
                     throw error
                 }

@@ -85,9 +85,11 @@ package actor PeripheralPairingService: Service {
                 logger.notice("peripheral.agent.registered", metadata: ["passkey": "\(passkey != nil)"])
                 return true
             } catch {
-                logger.warning("peripheral.agent.register.failed", metadata: [
-                    "attempt": "\(attempt)", "error": "\(error)",
-                ])
+                logger.warning(
+                    "peripheral.agent.register.failed",
+                    metadata: [
+                        "attempt": "\(attempt)", "error": "\(error)",
+                    ])
                 try? await Task.sleep(for: backoff.next())
             }
         }
@@ -96,9 +98,11 @@ package actor PeripheralPairingService: Service {
 
     /// Publishes a prompt as a `pairing_prompt` event on `<base>/bridge/event`.
     private func publish(_ prompt: BlueZPeripheralAgent.Prompt) async {
-        logger.notice("peripheral.pairing", metadata: [
-            "central": "\(prompt.central)", "message": "\(prompt.message)",
-        ])
+        logger.notice(
+            "peripheral.pairing",
+            metadata: [
+                "central": "\(prompt.central)", "message": "\(prompt.message)",
+            ])
         var writer = JSONWriter()
         writer.beginObject()
         writer.field("type", "pairing_prompt")

@@ -74,7 +74,8 @@ final class MetricsHTTPHandler: ChannelInboundHandler, Sendable {
             registry.emit(into: &body)
         }
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: status == .ok ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain")
+        headers.add(
+            name: "Content-Type", value: status == .ok ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain")
         headers.add(name: "Content-Length", value: "\(body.count)")
         let keepAlive = request.isKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
@@ -82,7 +83,8 @@ final class MetricsHTTPHandler: ChannelInboundHandler, Sendable {
         head.headers.replaceOrAdd(name: "Cache-Control", value: "no-store")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if request.method != .HEAD {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
         }
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in

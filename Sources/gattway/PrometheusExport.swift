@@ -21,10 +21,14 @@ struct PrometheusExport: Sendable {
 
     /// `[a-zA-Z_:][a-zA-Z0-9_:]*`: everything else becomes `_`.
     static func prometheusName(_ label: String) -> String {
-        var name = String(label.unicodeScalars.map { scalar -> Character in
-            let allowed = (scalar.value < 0x80) && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == ":")
-            return allowed ? Character(scalar) : "_"
-        })
+        var name = String(
+            label.unicodeScalars.map { scalar -> Character in
+                let allowed =
+                    (scalar.value < 0x80)
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+                        || scalar == ":")
+                return allowed ? Character(scalar) : "_"
+            })
         if let first = name.unicodeScalars.first, ("0"..."9").contains(first) { name = "_" + name }
         return name
     }
@@ -55,7 +59,9 @@ struct CounterSuffixingFactory: MetricsFactory {
     }
 
     func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
-    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        base.destroyFloatingPointCounter(handler)
+    }
     func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
     func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
     func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }

@@ -20,7 +20,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The YAML configuration file.")
     var config: String
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (overrides the file's log_level).")
+    @Option(
+        name: .long, help: "trace, debug, info, notice, warning, error or critical (overrides the file's log_level).")
     var logLevel: Logger.Level?
 
     func run() async throws {
@@ -67,7 +68,9 @@ struct RunCommand: AsyncParsableCommand {
             bus = try await DBusConnection.connect(
                 to: .system, name: "bluez", queue: mqtt.publishQueue, logger: Logger(label: "gattway.dbus"))
         } catch {
-            printError("gattway: cannot connect to the system bus (is dbus running? DBUS_SYSTEM_BUS_ADDRESS=\(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unset")): \(error)")
+            printError(
+                "gattway: cannot connect to the system bus (is dbus running? DBUS_SYSTEM_BUS_ADDRESS=\(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unset")): \(error)"
+            )
             throw ExitCode(3)
         }
         let bluez = BlueZClient(connection: bus, logger: Logger(label: "gattway.bluez"))
@@ -79,7 +82,8 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let central = CentralBridge(
-            configuration: configuration, central: BlueZCentral(client: bluez), mqtt: mqtt, version: GattwayVersion.current,
+            configuration: configuration, central: BlueZCentral(client: bluez), mqtt: mqtt,
+            version: GattwayVersion.current,
             bindkeys: bindkeys, openAESCCM: BindkeyLoader.openAESCCM, logger: Logger(label: "gattway.central"))
         let readiness = SystemdReadiness(mqtt: mqtt)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -93,19 +97,27 @@ struct RunCommand: AsyncParsableCommand {
         }
         let statistics = ClientStatisticsRecorder(clients: clients, bus: bus)
         if configuration.mqtt.metricsIntervalSeconds > 0 {
-            services.append(.init(service: MetricsPublisher(
-                factory: metrics, interval: .seconds(configuration.mqtt.metricsIntervalSeconds),
-                topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, statistics: statistics,
-                logger: logger)))
+            services.append(
+                .init(
+                    service: MetricsPublisher(
+                        factory: metrics, interval: .seconds(configuration.mqtt.metricsIntervalSeconds),
+                        topic: TopicLayout(configuration.mqtt).bridgeMetrics, mqtt: mqtt, statistics: statistics,
+                        logger: logger)))
         }
-        services.append(.init(service: HealthPublisher(
-            topic: TopicLayout(configuration.mqtt).bridgeHealth, interval: .seconds(configuration.mqtt.healthIntervalSeconds),
-            adapter: configuration.bluetooth.adapter, mqtt: mqtt, clients: clients, bus: bus, bluez: bluez, errors: errors,
-            devicesOwned: { central.fleetOwnedDeviceCount }, logger: logger)))
+        services.append(
+            .init(
+                service: HealthPublisher(
+                    topic: TopicLayout(configuration.mqtt).bridgeHealth,
+                    interval: .seconds(configuration.mqtt.healthIntervalSeconds),
+                    adapter: configuration.bluetooth.adapter, mqtt: mqtt, clients: clients, bus: bus, bluez: bluez,
+                    errors: errors,
+                    devicesOwned: { central.fleetOwnedDeviceCount }, logger: logger)))
         if let prometheus, let address = configuration.metrics.prometheusListen {
-            services.append(.init(service: PrometheusEndpoint(
-                address: address, registry: prometheus.registry, statistics: statistics,
-                logger: Logger(label: "gattway.prometheus"))))
+            services.append(
+                .init(
+                    service: PrometheusEndpoint(
+                        address: address, registry: prometheus.registry, statistics: statistics,
+                        logger: Logger(label: "gattway.prometheus"))))
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -158,8 +170,10 @@ extension RunCommand {
             .init(service: client), .init(service: peripheral),
         ]
         if configuration.peripheral?.needsPairing == true {
-            services.append(.init(service: PeripheralPairingService(
-                configuration: configuration, mqtt: client, logger: Logger(label: "gattway.peripheral.agent"))))
+            services.append(
+                .init(
+                    service: PeripheralPairingService(
+                        configuration: configuration, mqtt: client, logger: Logger(label: "gattway.peripheral.agent"))))
         }
         return (services, client)
     }

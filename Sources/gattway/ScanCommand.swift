@@ -45,9 +45,10 @@ struct ScanCommand: AsyncParsableCommand {
         let redraw = Task { await display.run() }
         let result: Result<[BlueZDeviceState], any Error>
         do {
-            result = .success(try await tool.bluez.scan(
-                adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() },
-                heardSoFar: { display.update($0) }))
+            result = .success(
+                try await tool.bluez.scan(
+                    adapter: tool.adapterPath, duration: scanDuration, interrupted: { await interrupt.received() },
+                    heardSoFar: { display.update($0) }))
         } catch {
             result = .failure(error)
         }

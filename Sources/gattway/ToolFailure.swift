@@ -1,7 +1,7 @@
 import ArgumentParser
 import BlueZ
-import BridgeCore
 import BluetoothCore
+import BridgeCore
 
 /// A failure of a command, said in one line.
 struct ToolFailure: Error, CustomStringConvertible {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BlueZ
-import BridgeCore
 import BluetoothCore
+import BridgeCore
 
 /// `gattway unpair DEVICE`: forgets a paired device (its keys and its object in BlueZ), or cancels a pairing
 /// still in progress.

@@ -41,7 +41,8 @@ struct WriteCommand: AsyncParsableCommand {
                 let device = try await tool.device(device)
                 try await tool.whileConnected(device) {
                     let found = try await tool.characteristic(characteristic, of: device)
-                    try await tool.bluez.writeValue(characteristic: found.path, bytes, type: type, timeout: tool.timeout)
+                    try await tool.bluez.writeValue(
+                        characteristic: found.path, bytes, type: type, timeout: tool.timeout)
                 }
                 return device.displayName
             }

@@ -42,8 +42,10 @@ func hex(_ text: String) -> [UInt8] {
         let sealed = try AESCCM.seal(plaintext: plaintext, key: key, nonce: nonce, tagLength: 8, additionalData: aad)
         #expect(sealed.ciphertext == hex("588c979a61c663d2f066d0c2c0f989806d5f6b61dac384"))
         #expect(sealed.tag == hex("17e8d12cfdf926e0"))
-        #expect(try AESCCM.open(ciphertext: sealed.ciphertext, key: key, nonce: nonce, tag: sealed.tag,
-                                additionalData: aad) == plaintext)
+        #expect(
+            try AESCCM.open(
+                ciphertext: sealed.ciphertext, key: key, nonce: nonce, tag: sealed.tag,
+                additionalData: aad) == plaintext)
     }
 
     @Test func aWrongKeyFailsAuthentication() {
@@ -62,12 +64,14 @@ func hex(_ text: String) -> [UInt8] {
             try AESCCM.open(ciphertext: hex("a47266c95f73"), key: key, nonce: nonce, tag: hex("78237215"))
         }
         #expect(throws: AESCCMError.authenticationFailed) {
-            try AESCCM.open(ciphertext: hex("a47266c95f73"), key: key, nonce: hex("5448e68f80a5d2fc4100112234"),
-                            tag: hex("78237214"))
+            try AESCCM.open(
+                ciphertext: hex("a47266c95f73"), key: key, nonce: hex("5448e68f80a5d2fc4100112234"),
+                tag: hex("78237214"))
         }
         #expect(throws: AESCCMError.authenticationFailed) {
-            try AESCCM.open(ciphertext: hex("a47266c95f73"), key: key, nonce: nonce, tag: hex("78237214"),
-                            additionalData: [0x11])
+            try AESCCM.open(
+                ciphertext: hex("a47266c95f73"), key: key, nonce: nonce, tag: hex("78237214"),
+                additionalData: [0x11])
         }
     }
 
@@ -82,15 +86,17 @@ func hex(_ text: String) -> [UInt8] {
             try AESCCM.open(ciphertext: [], key: key, nonce: nonce, tag: hex("782372"))
         }
         #expect(throws: AESCCMError.self) {
-            try AESCCM.seal(plaintext: [UInt8](repeating: 0, count: AESCCM.maximumLength + 1), key: key, nonce: nonce,
-                            tagLength: 4)
+            try AESCCM.seal(
+                plaintext: [UInt8](repeating: 0, count: AESCCM.maximumLength + 1), key: key, nonce: nonce,
+                tagLength: 4)
         }
     }
 
     @Test func anEmptyMessageStillAuthenticates() throws {
         let sealed = try AESCCM.seal(plaintext: [], key: key, nonce: nonce, tagLength: 4, additionalData: [1, 2])
         #expect(sealed.ciphertext.isEmpty && sealed.tag.count == 4)
-        #expect(try AESCCM.open(ciphertext: [], key: key, nonce: nonce, tag: sealed.tag, additionalData: [1, 2]).isEmpty)
+        #expect(
+            try AESCCM.open(ciphertext: [], key: key, nonce: nonce, tag: sealed.tag, additionalData: [1, 2]).isEmpty)
         #expect(throws: AESCCMError.authenticationFailed) {
             try AESCCM.open(ciphertext: [], key: key, nonce: nonce, tag: sealed.tag, additionalData: [1, 3])
         }

@@ -10,7 +10,8 @@ import Testing
     }
 
     static func facts(_ uuid16: UInt16, _ payload: String, address: String) -> AdvertisementFacts {
-        AdvertisementFacts(address: BluetoothAddress(address)!, serviceData: [BluetoothUUID(uuid16: uuid16): hex(payload)])
+        AdvertisementFacts(
+            address: BluetoothAddress(address)!, serviceData: [BluetoothUUID(uuid16: uuid16): hex(payload)])
     }
 
     /// bthome.io's encryption example, as bthome-ble's tests advertise it from 54:48:E6:8F:80:A5.
@@ -24,7 +25,9 @@ import Testing
     }
 
     @Test func bthomeWithAWrongKeyIsDecryptionFailed() {
-        #expect(throws: DecoderError(.decryptionFailed, "BTHome payload did not authenticate: wrong bindkey or altered")) {
+        #expect(
+            throws: DecoderError(.decryptionFailed, "BTHome payload did not authenticate: wrong bindkey or altered")
+        ) {
             try BTHomeDecoder().decode(bthome, context: Self.context("814aac74c4f17b6c1581e1ab87816b99"))
         }
     }

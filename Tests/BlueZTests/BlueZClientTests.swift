@@ -3,8 +3,8 @@ import BluetoothCore
 import DBus
 import Foundation
 import Logging
-import Testing
 import TestWorld
+import Testing
 
 /// The BlueZ client layer against the BlueZ simulator on its private bus.
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -45,7 +45,9 @@ struct BlueZClientTests {
             #expect(device.address == BluetoothAddress("C4:7C:8D:6A:3E:11"))
             #expect(device.name?.hasPrefix("Polar") == true)
             // BlueZ allows one discovery session per client.
-            let second = await #expect(throws: DBusError.self) { try await client.startDiscovery(adapter: "/org/bluez/hci0") }
+            let second = await #expect(throws: DBusError.self) {
+                try await client.startDiscovery(adapter: "/org/bluez/hci0")
+            }
             #expect(second?.name == BlueZName.Error.inProgress)
         }
     }
@@ -57,12 +59,15 @@ struct BlueZClientTests {
             try await client.connect(device: Self.strap, timeout: .seconds(10))
             try await follower.waitUntil { $0.devices[Self.strap]?.servicesResolved == true }
             let tree = await follower.tree
-            let heartRate = try #require(tree.characteristic(
-                ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A37")!))
-            let control = try #require(tree.characteristic(
-                ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A39")!))
-            let location = try #require(tree.characteristic(
-                ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A38")!))
+            let heartRate = try #require(
+                tree.characteristic(
+                    ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A37")!))
+            let control = try #require(
+                tree.characteristic(
+                    ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A39")!))
+            let location = try #require(
+                tree.characteristic(
+                    ofDevice: Self.strap, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A38")!))
             // Body Sensor Location: chest.
             #expect(try await client.readValue(characteristic: location.path, timeout: .seconds(5)) == [0x01])
             try await client.writeValue(characteristic: control.path, [0x01], type: .request, timeout: .seconds(5))
@@ -171,9 +176,11 @@ actor TreeFollower {
             interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             arguments: [
                 .string("org.bluez.GattCharacteristic1"),
-                .dictionary(keySignature: "s", valueSignature: "v", changed.map {
-                    DBusDictEntry(key: .string($0.0), value: .variant($0.1))
-                }),
+                .dictionary(
+                    keySignature: "s", valueSignature: "v",
+                    changed.map {
+                        DBusDictEntry(key: .string($0.0), value: .variant($0.1))
+                    }),
                 .array(elementSignature: "s", invalidated.map { .string($0) }),
             ])
     }

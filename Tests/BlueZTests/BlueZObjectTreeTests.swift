@@ -55,7 +55,8 @@ import Testing
         tree.pinnedDevices.insert(pinned)
         _ = tree.interfacesAdded(path: pinned, interfaces: [BlueZName.device: Self.deviceProperties(0)])
         let connected = Self.devicePath(1)
-        _ = tree.interfacesAdded(path: connected, interfaces: [BlueZName.device: Self.deviceProperties(1, connected: true)])
+        _ = tree.interfacesAdded(
+            path: connected, interfaces: [BlueZName.device: Self.deviceProperties(1, connected: true)])
         var removed = 0
         for index in 2..<250 {
             let changes = tree.interfacesAdded(
@@ -74,21 +75,26 @@ import Testing
         let device = Self.devicePath(3)
         _ = tree.interfacesAdded(path: device, interfaces: [BlueZName.device: Self.deviceProperties(3)])
         let service = device + "/service000a"
-        _ = tree.interfacesAdded(path: service, interfaces: [BlueZName.gattService: ["UUID": .string("0000180d-0000-1000-8000-00805f9b34fb")]])
+        _ = tree.interfacesAdded(
+            path: service,
+            interfaces: [BlueZName.gattService: ["UUID": .string("0000180d-0000-1000-8000-00805f9b34fb")]])
         let characteristic = service + "/char000b"
-        let added = tree.interfacesAdded(path: characteristic, interfaces: [
-            BlueZName.gattCharacteristic: [
-                "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
-                "Flags": .stringArray(["notify"]),
-            ],
-        ])
+        let added = tree.interfacesAdded(
+            path: characteristic,
+            interfaces: [
+                BlueZName.gattCharacteristic: [
+                    "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
+                    "Flags": .stringArray(["notify"]),
+                ]
+            ])
         #expect(added == [.characteristicAppeared(path: characteristic, devicePath: device)])
         let found = tree.characteristic(
             ofDevice: device, service: BluetoothUUID("180D")!, uuid: BluetoothUUID("2A37")!)
         #expect(found?.path == characteristic)
         #expect(found?.canNotify == true)
         let value = tree.propertiesChanged(
-            path: characteristic, interface: BlueZName.gattCharacteristic, changed: ["Value": .variant(.bytes([0, 72]))],
+            path: characteristic, interface: BlueZName.gattCharacteristic,
+            changed: ["Value": .variant(.bytes([0, 72]))],
             invalidated: [])
         #expect(value == [.characteristicValue(path: characteristic, value: [0, 72])])
         #expect(tree.devicePath(ofGATTObject: characteristic + "/desc000c") == device)
@@ -98,7 +104,8 @@ import Testing
         var tree = BlueZObjectTree(maxDevices: 10)
         _ = tree.interfacesAdded(path: Self.devicePath(4), interfaces: [BlueZName.device: Self.deviceProperties(4)])
         let changes = tree.replaceAll(with: .dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", []))
-        #expect(changes.contains(.deviceRemoved(path: Self.devicePath(4), address: BluetoothAddress("AA:BB:CC:DD:EE:04"))))
+        #expect(
+            changes.contains(.deviceRemoved(path: Self.devicePath(4), address: BluetoothAddress("AA:BB:CC:DD:EE:04"))))
         #expect(tree.devices.isEmpty)
     }
 }

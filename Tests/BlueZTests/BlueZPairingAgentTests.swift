@@ -1,8 +1,8 @@
 import BlueZ
 import DBus
 import Logging
-import Testing
 import TestWorld
+import Testing
 
 /// Gattway's Agent1 answers bluetoothd (the owner of org.bluez) and nobody else. That bluetoothd's own calls are
 /// answered is shown by the pairing end-to-end tests (CommandLinePairingEndToEndTests).
@@ -16,7 +16,8 @@ struct BlueZPairingAgentTests {
             to: .address(simulator.busAddress), name: "intruder", logger: Logger(label: "test.agent"))
         do {
             let agent = try await BlueZPairingAgent.export(
-                on: host, device: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11", passkey: 4242) { _ in }
+                on: host, device: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11", passkey: 4242
+            ) { _ in }
             #expect(agent.bluetoothd != intruder.uniqueName)
             for (method, arguments) in [
                 ("RequestPasskey", [DBusValue.objectPath("/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11")]),

@@ -21,8 +21,9 @@ struct CentralBridgeFaultTests {
     @Test func gracefulStopAnswersCommandsQueuedForAnUnreachableDevice() async throws {
         let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
         world.central.setConnectBehaviour(.hang, for: Harness.strap)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [world.bridge], logger: Logger(label: "gattway.test.group")))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [world.bridge], logger: Logger(label: "gattway.test.group")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             world.central.advertise(Harness.strap)

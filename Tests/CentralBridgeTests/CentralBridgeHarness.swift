@@ -12,10 +12,14 @@ import ServiceLifecycle
 struct CentralBridgeHarness {
     static let strap = FakePeripheral(
         address: "C4:7C:8D:6A:3E:11", name: "Polar H10",
-        services: [(BluetoothUUID("180D")!, [(BluetoothUUID("2A37")!, ["notify"]), (BluetoothUUID("2A39")!, ["write"])])])
+        services: [
+            (BluetoothUUID("180D")!, [(BluetoothUUID("2A37")!, ["notify"]), (BluetoothUUID("2A39")!, ["write"])])
+        ])
     static let lock = FakePeripheral(
         address: "D0:0D:10:C4:00:01", name: "Lock",
-        services: [(BluetoothUUID("FFF0")!, [(BluetoothUUID("FFF1")!, ["write"]), (BluetoothUUID("FFF2")!, ["notify"])])])
+        services: [
+            (BluetoothUUID("FFF0")!, [(BluetoothUUID("FFF1")!, ["write"]), (BluetoothUUID("FFF2")!, ["notify"])])
+        ])
 
     /// The strap (`always`, a notify and a write characteristic) and the lock (`on_demand`).
     static func strapAndLock(stateDirectory: String, extra: String = "") -> String {
@@ -47,13 +51,16 @@ struct CentralBridgeHarness {
     let stateDirectory: String
 
     init(yaml: (String) -> String, stateDirectory: String? = nil, clock: BridgeClock = .continuous) throws {
-        let directory = stateDirectory ?? FileManager.default.temporaryDirectory
+        let directory =
+            stateDirectory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("central-bridge-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.stateDirectory = directory
         let configuration = try BridgeConfiguration(yaml: yaml(directory))
         mqtt = broker.makeClient(
-            id: "gattway", will: MQTTMessage(topic: "gw/bridge/state", text: "offline", qos: .atLeastOnce, retain: true))
+            id: "gattway", will: MQTTMessage(topic: "gw/bridge/state", text: "offline", qos: .atLeastOnce, retain: true)
+        )
         user = broker.makeClient(id: "user")
         var logger = Logger(label: "gattway.central.test")
         logger.logLevel = .critical

@@ -84,9 +84,12 @@ struct CentralBridgeTests {
                 try await world.send("gw/lock/control/set", #"{"value":"x","transaction":\#(index)}"#)
             }
             let busy = try await world.next(on: "gw/lock/control/set/result")
-            #expect(busy.payloadText.contains("gattway.Error.Busy") && busy.payloadText.contains(#""transaction":\#(total - 1)"#))
+            #expect(
+                busy.payloadText.contains("gattway.Error.Busy")
+                    && busy.payloadText.contains(#""transaction":\#(total - 1)"#))
             #expect(world.central.operations.entries.filter { $0 == .connect(Harness.lock.path) }.count == 1)
-            world.central.setConnectBehaviour(.fail(BlueZError(.failed, "Software caused connection abort")), for: Harness.lock)
+            world.central.setConnectBehaviour(
+                .fail(BlueZError(.failed, "Software caused connection abort")), for: Harness.lock)
             world.central.releaseHungConnects()
             let last = try await world.next(on: "gw/lock/control/set/result") {
                 $0.payloadText.contains(#""transaction":\#(total - 2)"#)
@@ -110,9 +113,10 @@ struct CentralBridgeTests {
             var disconnected = false
             for _ in 0..<50 where !disconnected {
                 manual.advance(by: .seconds(30))
-                disconnected = (try? await world.central.operations.first(timeout: .milliseconds(100)) {
-                    $0 == .disconnect(Harness.lock.path)
-                }) != nil
+                disconnected =
+                    (try? await world.central.operations.first(timeout: .milliseconds(100)) {
+                        $0 == .disconnect(Harness.lock.path)
+                    }) != nil
             }
             #expect(disconnected)
         }

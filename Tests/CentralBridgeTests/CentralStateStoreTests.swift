@@ -1,8 +1,8 @@
 import BluetoothCore
 import Foundation
-import Testing
-import TestWorld
 import Logging
+import TestWorld
+import Testing
 
 @testable import CentralBridge
 
@@ -40,7 +40,8 @@ import Logging
 
     @Test func invalidAndSharedRememberedTopicsAreDroppedOnLoad() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try write("""
+        try write(
+            """
             {"version":1,"lastValues":{},"devices":{
               "AA:00:00:00:00:01":{"topic":"garden","characteristics":{}},
               "AA:00:00:00:00:02":{"topic":"garden","characteristics":{}},
@@ -61,7 +62,8 @@ import Logging
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (logger, _) = RecordingLogHandler.makeLogger()
         let store = CentralStateStore(directory: directory, logger: logger)
-        let first = BluetoothAddress("AA:00:00:00:00:01")!, second = BluetoothAddress("AA:00:00:00:00:02")!
+        let first = BluetoothAddress("AA:00:00:00:00:01")!
+        let second = BluetoothAddress("AA:00:00:00:00:02")!
         store.remember(address: first, topic: "lock")
         #expect(store.isTopicTaken("lock", byOtherThan: second))
         #expect(!store.isTopicTaken("lock", byOtherThan: first))

@@ -37,7 +37,9 @@ struct FleetCentralBridgeTests {
             #expect(!fleet["b"].central.notify(Fleet.strap, BluetoothUUID("2A37")!, [0x49]))
             _ = try await fleet.broker.nextPublished(on: "gw/strap/heart_rate")
             #expect(fleet.heartRatePublishers() == ["a"])
-            #expect(Set(fleet.broker.publications.filter { $0.message.topic == "gw/strap/availability" }.map(\.clientID)) == ["a"])
+            #expect(
+                Set(fleet.broker.publications.filter { $0.message.topic == "gw/strap/availability" }.map(\.clientID))
+                    == ["a"])
         }
     }
 
@@ -51,7 +53,8 @@ struct FleetCentralBridgeTests {
             // seen the /set too.
             for id in ["b", "c"] {
                 let mark = fleet.broker.publicationCount
-                try await fleet.user.publish(MQTTMessage(topic: "gw/bridge/\(id)/request/devices", text: "{}", qos: .atLeastOnce))
+                try await fleet.user.publish(
+                    MQTTMessage(topic: "gw/bridge/\(id)/request/devices", text: "{}", qos: .atLeastOnce))
                 _ = try await fleet.broker.nextPublished(on: "gw/bridge/\(id)/response/devices", since: mark)
             }
             let results = fleet.broker.publications.filter { $0.message.topic == "gw/strap/control/set/result" }
@@ -99,7 +102,9 @@ struct FleetCentralBridgeTests {
             #expect(fleet.connects(of: "c") == 0)
             // The owner as every gateway reckons it from the claims in the order the broker took them (a stale claim,
             // such as a refresh of a's that crossed b's claim, changes nothing).
-            let claims = fleet.broker.published(on: "gw/fleet/owner/strap").compactMap { try? FleetClaim.parse($0.payload) }
+            let claims = fleet.broker.published(on: "gw/fleet/owner/strap").compactMap {
+                try? FleetClaim.parse($0.payload)
+            }
             #expect(FleetClaim.owners(reckonedFrom: claims) == ["a", "b"], "claims: \(claims)")
         }
     }
@@ -121,7 +126,9 @@ struct FleetCentralBridgeTests {
         let fleet = try Fleet()
         try await fleet.run {
             try await fleet.waitForTickLoops()
-            for (id, rssi) in ["a": Int16(-80), "b": -50, "c": -65] { fleet[id].central.advertise(Fleet.tag, rssi: rssi) }
+            for (id, rssi) in ["a": Int16(-80), "b": -50, "c": -65] {
+                fleet[id].central.advertise(Fleet.tag, rssi: rssi)
+            }
             try await fleet.advance {
                 fleet.broker.published(on: "gw/tag/availability").contains { $0.payloadText == "online" }
             }
@@ -145,13 +152,16 @@ struct FleetCentralBridgeTests {
             for id in ["a", "b", "c"] {
                 _ = try await fleet.broker.subscriptionLog.first { $0 == "\(id): gw/bridge/\(id)/request/+" }
             }
-            try await fleet.user.publish(MQTTMessage(
-                topic: "gw/bridge/b/request/devices", text: #"{"transaction":"first"}"#, qos: .atLeastOnce))
+            try await fleet.user.publish(
+                MQTTMessage(
+                    topic: "gw/bridge/b/request/devices", text: #"{"transaction":"first"}"#, qos: .atLeastOnce))
             // Then one to each of the others: once they answer theirs, they have seen the first too.
             for id in ["a", "c"] {
                 let mark = fleet.broker.publicationCount
-                try await fleet.user.publish(MQTTMessage(
-                    topic: "gw/bridge/\(id)/request/devices", text: #"{"transaction":"second"}"#, qos: .atLeastOnce))
+                try await fleet.user.publish(
+                    MQTTMessage(
+                        topic: "gw/bridge/\(id)/request/devices", text: #"{"transaction":"second"}"#, qos: .atLeastOnce)
+                )
                 _ = try await fleet.broker.nextPublished(on: "gw/bridge/\(id)/response/devices", since: mark)
             }
             let answers = fleet.broker.publications.filter {
@@ -166,8 +176,10 @@ struct FleetCentralBridgeTests {
     @Test func aClaimThatDoesNotParseIsRefusedWholeAndTheDeviceStaysClaimable() async throws {
         let fleet = try Fleet(gatewayIDs: ["a"])
         try await fleet.run {
-            try await fleet.user.publish(MQTTMessage(
-                topic: "gw/fleet/owner/strap", text: #"{"gateway":"x/y","term":1}"#, qos: .atLeastOnce, retain: true))
+            try await fleet.user.publish(
+                MQTTMessage(
+                    topic: "gw/fleet/owner/strap", text: #"{"gateway":"x/y","term":1}"#, qos: .atLeastOnce, retain: true
+                ))
             try await owned(fleet, signals: ["a": -60])
             let claim = try #require(fleet.broker.retainedMessages["gw/fleet/owner/strap"])
             #expect(claim.payloadText.contains(#""gateway":"a""#))

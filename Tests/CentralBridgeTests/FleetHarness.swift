@@ -33,24 +33,26 @@ struct FleetHarness {
         for id in gatewayIDs {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(id)-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let configuration = try BridgeConfiguration(yaml: """
-                mqtt: { url: "mqtt://127.0.0.1", base_topic: gw, gateway_id: \(id), retain: true }
-                bluetooth: { adapter: hci0 }
-                state_dir: \(directory)
-                fleet: { \(fleet) }
-                devices:
-                  - name: strap
-                    address: "C4:7C:8D:6A:3E:11"
-                    connect: always
-                    characteristics:
-                      - { name: heart_rate, service: "180D", uuid: "2A37", notify: true, codec: hex }
-                      - { name: control, service: "180D", uuid: "2A39", write: with_response, codec: hex }
-                  - name: tag
-                    address: "E2:00:00:00:7A:01"
-                    connect: never
-                """)
+            let configuration = try BridgeConfiguration(
+                yaml: """
+                    mqtt: { url: "mqtt://127.0.0.1", base_topic: gw, gateway_id: \(id), retain: true }
+                    bluetooth: { adapter: hci0 }
+                    state_dir: \(directory)
+                    fleet: { \(fleet) }
+                    devices:
+                      - name: strap
+                        address: "C4:7C:8D:6A:3E:11"
+                        connect: always
+                        characteristics:
+                          - { name: heart_rate, service: "180D", uuid: "2A37", notify: true, codec: hex }
+                          - { name: control, service: "180D", uuid: "2A39", write: with_response, codec: hex }
+                      - name: tag
+                        address: "E2:00:00:00:7A:01"
+                        connect: never
+                    """)
             let mqtt = broker.makeClient(
-                id: id, will: MQTTMessage(topic: "gw/bridge/\(id)/state", text: "offline", qos: .atLeastOnce, retain: true))
+                id: id,
+                will: MQTTMessage(topic: "gw/bridge/\(id)/state", text: "offline", qos: .atLeastOnce, retain: true))
             var logger = Logger(label: "gattway.fleet.test.\(id)")
             logger.logLevel = .critical
             let central = FakeBLECentral()

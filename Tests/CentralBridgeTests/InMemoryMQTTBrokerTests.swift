@@ -1,7 +1,7 @@
 import BridgeTesting
+import Dispatch
 import MQTTCore
 import Testing
-import Dispatch
 
 /// The in-memory broker behaves as the bridges' tests rely on: the semantics below are those of mosquitto.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 @Suite("Choosing a bus")
 struct DBusBusAddressTests {
@@ -16,9 +16,11 @@ struct DBusBusAddressTests {
             try "mqtt: { url: \"mqtt://127.0.0.1:1\" }\nstate_dir: \"\(directory)/state\"\n".write(
                 toFile: config, atomically: true, encoding: .utf8)
             let gattway = try GattwayBinary.start(config: config, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-            let watcher = try await DBusConnection.connect(to: .address(bus.address), name: "watcher", logger: DBusTestBus.logger)
+            let watcher = try await DBusConnection.connect(
+                to: .address(bus.address), name: "watcher", logger: DBusTestBus.logger)
             let joined = try await Self.waitForConnection(ofProcess: gattway.pid, on: watcher)
-            #expect(joined, "gattway did not join the bus in DBUS_SYSTEM_BUS_ADDRESS: \(gattway.errorOutput.suffix(2000))")
+            #expect(
+                joined, "gattway did not join the bus in DBUS_SYSTEM_BUS_ADDRESS: \(gattway.errorOutput.suffix(2000))")
             await watcher.close()
             await gattway.stop()
         }
@@ -28,13 +30,16 @@ struct DBusBusAddressTests {
     private static func waitForConnection(ofProcess pid: Int32, on connection: DBusConnection) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            let names = try await connection.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                method: "ListNames"
-            ).first?.stringArray ?? []
+            let names =
+                try await connection.call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus",
+                    method: "ListNames"
+                ).first?.stringArray ?? []
             for name in names where name.hasPrefix(":") && name != connection.uniqueName {
                 let owner = try? await connection.call(
-                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus",
                     method: "GetConnectionUnixProcessID", arguments: [.string(name)])
                 if owner?.first?.uint32 == UInt32(bitPattern: pid) { return true }
             }

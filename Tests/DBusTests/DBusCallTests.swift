@@ -1,21 +1,26 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 @Suite("D-Bus method calls")
 struct DBusCallTests {
     @Test("error names and messages thrown by a handler reach the caller unchanged")
     func errorsRoundTrip() async throws {
         try await DBusTestBus.with { world in
-            let busy = DBusMethod(name: "Busy", handler: .sync { _ in
-                throw DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
-            })
-            let asyncBusy = DBusMethod(name: "AsyncBusy", handler: .async { _ in
-                throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Write acquired")
-            })
+            let busy = DBusMethod(
+                name: "Busy",
+                handler: .sync { _ in
+                    throw DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
+                })
+            let asyncBusy = DBusMethod(
+                name: "AsyncBusy",
+                handler: .async { _ in
+                    throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Write acquired")
+                })
             try await world.server.export(
-                path: "/org/gattway/Test", interfaces: [DBusInterface(name: "org.gattway.Test", methods: [busy, asyncBusy])])
+                path: "/org/gattway/Test",
+                interfaces: [DBusInterface(name: "org.gattway.Test", methods: [busy, asyncBusy])])
             let error = await #expect(throws: DBusError.self) { _ = try await world.call("Busy") }
             #expect(error == DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress"))
             #expect(error?.description == "org.bluez.Error.InProgress: Operation already in progress")
@@ -38,10 +43,12 @@ struct DBusCallTests {
     func timeoutGivesNoReply() async throws {
         try await DBusTestBus.with { world in
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
-            let silent = DBusMethod(name: "Silent", handler: .async { _ in
-                for await _ in gate {}  // answers only when the test ends
-                return []
-            })
+            let silent = DBusMethod(
+                name: "Silent",
+                handler: .async { _ in
+                    for await _ in gate {}  // answers only when the test ends
+                    return []
+                })
             try await world.server.export(
                 path: "/org/gattway/Test", interfaces: [DBusInterface(name: "org.gattway.Test", methods: [silent])])
             let started = ContinuousClock.now
@@ -58,10 +65,12 @@ struct DBusCallTests {
     func asyncHandlersRunConcurrently() async throws {
         try await DBusTestBus.with { world in
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
-            let slow = DBusMethod(name: "Slow", handler: .async { _ in
-                for await _ in gate {}
-                return [.string("slow")]
-            })
+            let slow = DBusMethod(
+                name: "Slow",
+                handler: .async { _ in
+                    for await _ in gate {}
+                    return [.string("slow")]
+                })
             let fast = DBusMethod(name: "Fast", handler: .sync { _ in [.string("fast")] })
             try await world.server.export(
                 path: "/org/gattway/Test", interfaces: [DBusInterface(name: "org.gattway.Test", methods: [slow, fast])])
@@ -81,11 +90,13 @@ struct DBusCallTests {
         try await DBusTestBus.with { world in
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
             let (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
-            let silent = DBusMethod(name: "Silent", handler: .async { _ in
-                enteredSignal.yield()
-                for await _ in gate {}
-                return []
-            })
+            let silent = DBusMethod(
+                name: "Silent",
+                handler: .async { _ in
+                    enteredSignal.yield()
+                    for await _ in gate {}
+                    return []
+                })
             try await world.server.export(
                 path: "/org/gattway/Test", interfaces: [DBusInterface(name: "org.gattway.Test", methods: [silent])])
             let task = Task { try await world.call("Silent", timeout: .seconds(60)) }
@@ -100,16 +111,22 @@ struct DBusCallTests {
     func fileDescriptorsPassBothWays() async throws {
         try await DBusTestBus.with { world in
             // Server reads what the client's pipe holds; and returns a pipe of its own with data in it.
-            let readPipe = DBusMethod(name: "ReadPipe", handler: .sync { call in
-                guard let fd = call.arguments.first?.fileDescriptor else { throw DBusError(name: DBusError.invalidArgs, message: "need h") }
-                return [.string(readAll(fd.rawValue))]
-            })
-            let openPipe = DBusMethod(name: "OpenPipe", handler: .sync { _ in
-                let (reader, writer) = try makePipe()
-                writeAll(writer, "hello over fd")
-                close(writer)
-                return [.unixFD(DBusFileDescriptor(owning: reader))]  // libdbus dups it; ours closes on release
-            })
+            let readPipe = DBusMethod(
+                name: "ReadPipe",
+                handler: .sync { call in
+                    guard let fd = call.arguments.first?.fileDescriptor else {
+                        throw DBusError(name: DBusError.invalidArgs, message: "need h")
+                    }
+                    return [.string(readAll(fd.rawValue))]
+                })
+            let openPipe = DBusMethod(
+                name: "OpenPipe",
+                handler: .sync { _ in
+                    let (reader, writer) = try makePipe()
+                    writeAll(writer, "hello over fd")
+                    close(writer)
+                    return [.unixFD(DBusFileDescriptor(owning: reader))]  // libdbus dups it; ours closes on release
+                })
             try await world.server.export(
                 path: "/org/gattway/Test",
                 interfaces: [DBusInterface(name: "org.gattway.Test", methods: [readPipe, openPipe])])
@@ -150,12 +167,17 @@ struct DBusCallTests {
                 path: "/org/gattway/Test", interfaces: [DBusInterface(name: "org.gattway.Test", methods: [greet])])
             let output = try await runTool(
                 "dbus-send",
-                ["--bus=\(world.bus.address)", "--dest=\(world.server.uniqueName)", "--print-reply",
-                 "/org/gattway/Test", "org.gattway.Test.Greet", "string:world"])
+                [
+                    "--bus=\(world.bus.address)", "--dest=\(world.server.uniqueName)", "--print-reply",
+                    "/org/gattway/Test", "org.gattway.Test.Greet", "string:world",
+                ])
             #expect(output.contains("string \"hello world\""))
             let busctl = try await runTool(
-                "busctl", ["--address=\(world.bus.address)", "call", world.server.uniqueName, "/org/gattway/Test",
-                           "org.gattway.Test", "Greet", "s", "busctl"])
+                "busctl",
+                [
+                    "--address=\(world.bus.address)", "call", world.server.uniqueName, "/org/gattway/Test",
+                    "org.gattway.Test", "Greet", "s", "busctl",
+                ])
             #expect(busctl.contains("s \"hello busctl\""))
         }
     }

@@ -1,6 +1,6 @@
 import DBus
-import Testing
 import TestWorld
+import Testing
 
 /// Exported objects restricted to the owner of a well-known name, against a real dbus-daemon: the owner is looked
 /// up when the restriction starts and followed through NameOwnerChanged.

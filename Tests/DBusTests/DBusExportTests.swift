@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Synchronization
-import Testing
 import TestWorld
+import Testing
 
 @Suite("Exported objects: Properties, ObjectManager, Introspectable")
 struct DBusExportTests {
@@ -12,19 +12,25 @@ struct DBusExportTests {
     static func characteristicInterface(secret: SecretBox) -> DBusInterface {
         DBusInterface(
             name: characteristic,
-            methods: [DBusMethod(name: "ReadValue", inputs: [DBusArgument("options", "a{sv}")],
-                                 outputs: [DBusArgument("value", "ay")], handler: .sync { _ in [.bytes([1, 2])] })],
+            methods: [
+                DBusMethod(
+                    name: "ReadValue", inputs: [DBusArgument("options", "a{sv}")],
+                    outputs: [DBusArgument("value", "ay")], handler: .sync { _ in [.bytes([1, 2])] })
+            ],
             properties: [
                 DBusProperty(name: "UUID", signature: "s", source: .computed { .string("2a37") }),
                 DBusProperty(name: "Value", signature: "ay", access: .readwrite, source: .stored(.bytes([0]))),
                 DBusProperty(name: "Absent", signature: "n", source: .stored(nil)),
-                DBusProperty(name: "Secret", signature: "s", access: .write, source: .stored(nil),
-                             setter: { value in secret.value.withLock { $0 = value.string ?? "" } }),
+                DBusProperty(
+                    name: "Secret", signature: "s", access: .write, source: .stored(nil),
+                    setter: { value in secret.value.withLock { $0 = value.string ?? "" } }),
             ],
             signals: [DBusSignalDeclaration(name: "Changed", arguments: [DBusArgument("value", "ay")])])
     }
 
-    func properties(_ world: DBusTestBus, _ method: String, _ arguments: [DBusValue], path: String = "/app/service0/char0")
+    func properties(
+        _ world: DBusTestBus, _ method: String, _ arguments: [DBusValue], path: String = "/app/service0/char0"
+    )
         async throws -> [DBusValue]
     {
         try await world.call(method, arguments, path: path, interface: "org.freedesktop.DBus.Properties")
@@ -34,18 +40,28 @@ struct DBusExportTests {
     func propertiesInterface() async throws {
         try await DBusTestBus.with { world in
             let secret = SecretBox()
-            try await world.server.export(path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: secret)])
-            #expect(try await properties(world, "Get", [.string(Self.characteristic), .string("UUID")]) == [.variant(.string("2a37"))])
+            try await world.server.export(
+                path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: secret)])
+            #expect(
+                try await properties(world, "Get", [.string(Self.characteristic), .string("UUID")]) == [
+                    .variant(.string("2a37"))
+                ])
             let all = try await properties(world, "GetAll", [.string(Self.characteristic)]).first?.stringKeyedDictionary
             #expect(all == ["UUID": .string("2a37"), "Value": .bytes([0])])
 
-            _ = try await properties(world, "Set", [.string(Self.characteristic), .string("Value"), .variant(.bytes([7, 8]))])
-            #expect(try await properties(world, "Get", [.string(Self.characteristic), .string("Value")]) == [.variant(.bytes([7, 8]))])
-            _ = try await properties(world, "Set", [.string(Self.characteristic), .string("Secret"), .variant(.string("s3"))])
+            _ = try await properties(
+                world, "Set", [.string(Self.characteristic), .string("Value"), .variant(.bytes([7, 8]))])
+            #expect(
+                try await properties(world, "Get", [.string(Self.characteristic), .string("Value")]) == [
+                    .variant(.bytes([7, 8]))
+                ])
+            _ = try await properties(
+                world, "Set", [.string(Self.characteristic), .string("Secret"), .variant(.string("s3"))])
             #expect(secret.value.withLock { $0 } == "s3")
 
             let readOnly = await #expect(throws: DBusError.self) {
-                _ = try await properties(world, "Set", [.string(Self.characteristic), .string("UUID"), .variant(.string("x"))])
+                _ = try await properties(
+                    world, "Set", [.string(Self.characteristic), .string("UUID"), .variant(.string("x"))])
             }
             #expect(readOnly?.name == DBusError.propertyReadOnly)
             let unknown = await #expect(throws: DBusError.self) {
@@ -53,7 +69,8 @@ struct DBusExportTests {
             }
             #expect(unknown?.name == DBusError.unknownProperty)
             let wrongType = await #expect(throws: DBusError.self) {
-                _ = try await properties(world, "Set", [.string(Self.characteristic), .string("Value"), .variant(.string("x"))])
+                _ = try await properties(
+                    world, "Set", [.string(Self.characteristic), .string("Value"), .variant(.string("x"))])
             }
             #expect(wrongType?.name == DBusError.invalidArgs)
             let noInterface = await #expect(throws: DBusError.self) {
@@ -67,17 +84,28 @@ struct DBusExportTests {
     func managedObjects() async throws {
         try await DBusTestBus.with { world in
             try await world.server.addObjectManager(at: "/app")
-            try await world.server.export(path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
-            try await world.server.export(path: "/app/service0", interfaces: [DBusInterface(name: "org.bluez.GattService1", properties: [
-                DBusProperty(name: "Primary", signature: "b", source: .stored(.bool(true)))])])
+            try await world.server.export(
+                path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
+            try await world.server.export(
+                path: "/app/service0",
+                interfaces: [
+                    DBusInterface(
+                        name: "org.bluez.GattService1",
+                        properties: [
+                            DBusProperty(name: "Primary", signature: "b", source: .stored(.bool(true)))
+                        ])
+                ])
             try await world.server.export(path: "/other", interfaces: [DBusInterface(name: "org.gattway.Test")])
-            let reply = try await world.call("GetManagedObjects", path: "/app", interface: "org.freedesktop.DBus.ObjectManager")
+            let reply = try await world.call(
+                "GetManagedObjects", path: "/app", interface: "org.freedesktop.DBus.ObjectManager")
             #expect(reply.first?.signature == "a{oa{sa{sv}}}")
             let objects = try #require(reply.first?.stringKeyedDictionary)
             #expect(Set(objects.keys) == ["/app/service0", "/app/service0/char0"])
-            let service = objects["/app/service0"]?.stringKeyedDictionary?["org.bluez.GattService1"]?.stringKeyedDictionary
+            let service = objects["/app/service0"]?.stringKeyedDictionary?["org.bluez.GattService1"]?
+                .stringKeyedDictionary
             #expect(service?["Primary"]?.bool == true)
-            let char = objects["/app/service0/char0"]?.stringKeyedDictionary?[Self.characteristic]?.stringKeyedDictionary
+            let char = objects["/app/service0/char0"]?.stringKeyedDictionary?[Self.characteristic]?
+                .stringKeyedDictionary
             #expect(char?["Value"]?.bytes == [0])
         }
     }
@@ -85,18 +113,22 @@ struct DBusExportTests {
     @Test("dbus-monitor sees InterfacesAdded, PropertiesChanged and InterfacesRemoved")
     func externalMonitorSeesSignals() async throws {
         try await DBusTestBus.with { world in
-            let monitor = try ChildProcess("dbus-monitor", ["--address", world.bus.address, "type='signal',sender='\(world.server.uniqueName)'"])
+            let monitor = try ChildProcess(
+                "dbus-monitor", ["--address", world.bus.address, "type='signal',sender='\(world.server.uniqueName)'"])
             // dbus-monitor prints NameLost once it has become a monitor; only then is it certain to see ours.
             try await monitor.waitForLine(timeout: .seconds(20)) { $0.contains("member=NameLost") }
             try await world.server.addObjectManager(at: "/app")
-            try await world.server.export(path: "/app/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
-            try await world.server.setProperty(path: "/app/char0", interface: Self.characteristic, name: "Value", value: .bytes([0xab, 0xcd]))
+            try await world.server.export(
+                path: "/app/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
+            try await world.server.setProperty(
+                path: "/app/char0", interface: Self.characteristic, name: "Value", value: .bytes([0xab, 0xcd]))
             try await world.server.unexport(path: "/app/char0")
             try await monitor.waitForLine(timeout: .seconds(20)) { $0.contains("member=InterfacesRemoved") }
             let text = monitor.outputLines.joined(separator: "\n")
             #expect(text.contains("member=InterfacesAdded"))
             #expect(text.contains("path=/app; interface=org.freedesktop.DBus.ObjectManager"))
-            #expect(text.contains("path=/app/char0; interface=org.freedesktop.DBus.Properties; member=PropertiesChanged"))
+            #expect(
+                text.contains("path=/app/char0; interface=org.freedesktop.DBus.Properties; member=PropertiesChanged"))
             #expect(text.contains("object path \"/app/char0\""))
             #expect(text.contains("ab cd"))
             #expect(text.contains("string \"2a37\""))
@@ -111,19 +143,23 @@ struct DBusExportTests {
     func introspectionIsReadableByBusctl() async throws {
         try await DBusTestBus.with { world in
             try await world.server.addObjectManager(at: "/app")
-            try await world.server.export(path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
+            try await world.server.export(
+                path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
             let output = try await runTool(
-                "busctl", ["--address=\(world.bus.address)", "introspect", world.server.uniqueName, "/app/service0/char0"])
+                "busctl",
+                ["--address=\(world.bus.address)", "introspect", world.server.uniqueName, "/app/service0/char0"])
             #expect(output.contains("org.bluez.GattCharacteristic1"))
             #expect(output.contains(".ReadValue"))
             #expect(output.contains(".Value") && output.contains("ay"))
             #expect(output.contains(".Changed"))
             #expect(output.contains("org.freedesktop.DBus.Properties"))
-            let root = try await world.call("Introspect", path: "/app", interface: "org.freedesktop.DBus.Introspectable")
+            let root = try await world.call(
+                "Introspect", path: "/app", interface: "org.freedesktop.DBus.Introspectable")
             let xml = try #require(root.first?.string)
             #expect(xml.contains("<node name=\"service0\"/>"))
             #expect(xml.contains("org.freedesktop.DBus.ObjectManager"))
-            let tree = try await runTool("busctl", ["--address=\(world.bus.address)", "tree", "--list", world.server.uniqueName])
+            let tree = try await runTool(
+                "busctl", ["--address=\(world.bus.address)", "tree", "--list", world.server.uniqueName])
             #expect(tree.contains("/app/service0/char0"))
         }
     }

@@ -8,8 +8,9 @@ struct DBusMatchRuleTests {
         let rule = DBusMatchRule(
             sender: "org.bluez", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             pathNamespace: "/org/bluez/hci0", arg0: "org.bluez.Device1")
-        #expect(rule.ruleString == "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',"
-            + "member='PropertiesChanged',path_namespace='/org/bluez/hci0',arg0='org.bluez.Device1'")
+        #expect(
+            rule.ruleString == "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',"
+                + "member='PropertiesChanged',path_namespace='/org/bluez/hci0',arg0='org.bluez.Device1'")
         #expect(DBusMatchRule().ruleString == "type='signal'")
     }
 

@@ -1,19 +1,22 @@
 import DBus
-import Testing
 import TestWorld
+import Testing
 
 @Suite("Signals read in place")
 struct DBusSignalMessageTests {
     private static let gatt = "org.bluez.GattCharacteristic1"
 
     private static func changed(
-        _ interface: String, _ entries: [(String, DBusValue)], invalidated: DBusValue = .array(elementSignature: "s", [])
+        _ interface: String, _ entries: [(String, DBusValue)],
+        invalidated: DBusValue = .array(elementSignature: "s", [])
     ) -> [DBusValue] {
         [
             .string(interface),
-            .dictionary(keySignature: "s", valueSignature: "v", entries.map {
-                DBusDictEntry(key: .string($0.0), value: .variant($0.1))
-            }),
+            .dictionary(
+                keySignature: "s", valueSignature: "v",
+                entries.map {
+                    DBusDictEntry(key: .string($0.0), value: .variant($0.1))
+                }),
             invalidated,
         ]
     }
@@ -26,7 +29,10 @@ struct DBusSignalMessageTests {
         (changed(gatt, [("Value", .byteArray(Array(0...255)))]), Array(0...255)),
         (changed(gatt, [("Value", .byteArray([1])), ("Notifying", .bool(true))]), nil),
         (changed(gatt, [("Notifying", .bool(true)), ("Value", .byteArray([1]))]), nil),
-        (changed(gatt, [("Value", .byteArray([1]))], invalidated: .array(elementSignature: "s", [.string("Flags")])), nil),
+        (
+            changed(gatt, [("Value", .byteArray([1]))], invalidated: .array(elementSignature: "s", [.string("Flags")])),
+            nil
+        ),
         (changed(gatt, [("Notifying", .bool(false))]), nil),
         (changed(gatt, [("Value", .string("not bytes"))]), nil),
         (changed(gatt, [("Value", .array(elementSignature: "q", [.uint16(1)]))]), nil),

@@ -1,7 +1,7 @@
 import DBus
 import Synchronization
-import Testing
 import TestWorld
+import Testing
 
 @Suite("D-Bus signal taps")
 struct DBusSignalTapTests {

@@ -1,6 +1,6 @@
 import DBus
-import Testing
 import TestWorld
+import Testing
 
 @Suite("D-Bus signals and match rules")
 struct DBusSignalTests {
@@ -99,10 +99,11 @@ struct DBusSignalTests {
                 }
                 return seen
             }
-            #expect(seen == [
-                DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: nil, newOwner: ownerName),
-                DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: ownerName, newOwner: nil),
-            ])
+            #expect(
+                seen == [
+                    DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: nil, newOwner: ownerName),
+                    DBusNameOwnerChange(name: "org.gattway.Owner", oldOwner: ownerName, newOwner: nil),
+                ])
             #expect(try await world.client.nameHasOwner("org.gattway.Owner") == false)
         }
     }

@@ -10,7 +10,9 @@ struct DBusValueRoundTripTests {
         .string("héllo ✓"), .string(""), .objectPath("/org/bluez/hci0/dev_AA_BB"), .signature("a{sv}"),
         .bytes([]), .bytes([0, 1, 2, 255]),
         .array(elementSignature: "s", []),
-        .array(elementSignature: "ai", [.array(elementSignature: "i", [.int32(1), .int32(2)]), .array(elementSignature: "i", [])]),
+        .array(
+            elementSignature: "ai",
+            [.array(elementSignature: "i", [.int32(1), .int32(2)]), .array(elementSignature: "i", [])]),
         .uint16VariantDictionary([:]),
         .uint16VariantDictionary([0x004c: .bytes([2, 21]), 0x0059: .bytes([])]),
         .structure([.int64(1), .uint64(2), .double(-0.5), .signature("g")]),
@@ -33,7 +35,8 @@ struct DBusValueRoundTripTests {
                                 "Powered": .bool(true), "Address": .string("00:11:22:33:44:55"),
                                 "UUIDs": .stringArray(["180d"]),
                             ])),
-                        DBusDictEntry(key: .string("org.freedesktop.DBus.Properties"), value: .stringVariantDictionary([:])),
+                        DBusDictEntry(
+                            key: .string("org.freedesktop.DBus.Properties"), value: .stringVariantDictionary([:])),
                     ])),
             DBusDictEntry(
                 key: .objectPath("/org/bluez/hci0/dev_C4"),
@@ -66,13 +69,18 @@ struct DBusValueRoundTripTests {
     func mismatchedValuesAreRefused() async throws {
         try await DBusTestBus.with { world in
             let calls = Mutex(0)
-            let countingEcho = DBusMethod(name: "Echo", handler: .sync { call in
-                calls.withLock { $0 += 1 }
-                return call.arguments
-            })
+            let countingEcho = DBusMethod(
+                name: "Echo",
+                handler: .sync { call in
+                    calls.withLock { $0 += 1 }
+                    return call.arguments
+                })
             try await world.server.export(
-                path: "/org/gattway/Test", interfaces: [DBusInterface(name: "org.gattway.Test", methods: [countingEcho])])
-            let malformed: [DBusValue] = [.array(elementSignature: "s", [.int32(1)]), .objectPath("not a path"), .structure([])]
+                path: "/org/gattway/Test",
+                interfaces: [DBusInterface(name: "org.gattway.Test", methods: [countingEcho])])
+            let malformed: [DBusValue] = [
+                .array(elementSignature: "s", [.int32(1)]), .objectPath("not a path"), .structure([]),
+            ]
             for value in malformed {
                 let error = await #expect(throws: DBusError.self, "\(value)") {
                     _ = try await world.call("Echo", [value])

@@ -1,5 +1,6 @@
-@testable import FleetSimulation
 import Testing
+
+@testable import FleetSimulation
 
 @Suite struct SimulatedBrokerTests {
     private typealias Broker = SimulatedBroker<Int>
@@ -19,7 +20,9 @@ import Testing
         broker.subscribe("t/#", from: 0, at: 0)
         for sequence in 0..<200 {
             for publisher in 1..<4 {
-                broker.publish(SimulatedMessage(topic: "t/\(publisher)", payload: sequence, retain: false), from: publisher, at: 100 + Int64(sequence))
+                broker.publish(
+                    SimulatedMessage(topic: "t/\(publisher)", payload: sequence, retain: false), from: publisher,
+                    at: 100 + Int64(sequence))
             }
         }
         let received = drain(broker).filter { $0.client == 0 }
@@ -41,7 +44,9 @@ import Testing
         for client in 0..<10 { broker.connect(client, will: nil, at: 0) }
         broker.subscribe("x", from: 0, at: 0)
         for publisher in 1..<10 {
-            broker.publish(SimulatedMessage(topic: "x", payload: publisher, retain: false), from: publisher, at: 1_000 + Int64(publisher))
+            broker.publish(
+                SimulatedMessage(topic: "x", payload: publisher, retain: false), from: publisher,
+                at: 1_000 + Int64(publisher))
         }
         let order = drain(broker).map { $0.message.payload! }
         #expect(Set(order) == Set(1..<10))
@@ -108,9 +113,13 @@ import Testing
     @Test func theSameSeedGivesTheSameRun() {
         func trace(_ seed: UInt64) -> [Int64] {
             let broker = Broker(seed: seed)
-            for client in 0..<5 { broker.connect(client, will: nil, at: 0); broker.subscribe("#", from: client, at: 0) }
+            for client in 0..<5 {
+                broker.connect(client, will: nil, at: 0)
+                broker.subscribe("#", from: client, at: 0)
+            }
             for step in 0..<50 {
-                broker.publish(SimulatedMessage(topic: "t", payload: step, retain: false), from: step % 5, at: Int64(step))
+                broker.publish(
+                    SimulatedMessage(topic: "t", payload: step, retain: false), from: step % 5, at: Int64(step))
             }
             return drain(broker).map { $0.time * 100 + Int64($0.client) }
         }

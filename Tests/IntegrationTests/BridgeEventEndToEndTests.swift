@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `bridge/event` tells an operator what happened to each device's link, and why.
 @Suite(.serialized, .timeLimit(.minutes(3)))

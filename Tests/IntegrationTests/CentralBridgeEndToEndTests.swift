@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The central bridge end to end: the built gattway binary, the BlueZ simulator, mosquitto, and mosquitto_sub /
 /// mosquitto_pub as the user's MQTT clients.
@@ -36,14 +36,17 @@ struct CentralBridgeEndToEndTests {
 
     @Test func aValueConfiguredNotRetainedIsNotKeptForALateSubscriber() async throws {
         let config = Configs.strapAndLock.replacingOccurrences(
-            of: "notify: true, codec: heart_rate_measurement }", with: "notify: true, codec: heart_rate_measurement, retain: false }")
+            of: "notify: true, codec: heart_rate_measurement }",
+            with: "notify: true, codec: heart_rate_measurement, retain: false }")
         try await withWorld(config: config) { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             // Online once its notifications are subscribed: the value sent next is not missed.
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
             try await world.control.startNotifying("C4:7C:8D:6A:3E:11", uuid: "2A37", rate: 0)
             try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, 0xC8])
-            let live = try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == "{\"bpm\":200}" }
+            let live = try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") {
+                $0 == "{\"bpm\":200}"
+            }
             #expect(live.retained == false)
             // The late subscriber is ready once its own marker message came back; a retained message on the value
             // topic would have been delivered before that marker, so it holds no value now.
@@ -61,7 +64,8 @@ struct CentralBridgeEndToEndTests {
             try await world.publish("gattway/lock/control/set", #"{"value":"lock","transaction":"t-1"}"#)
             let result = try await world.observer.waitForMessage(on: "gattway/lock/control/set/result")
             #expect(result.payload == #"{"ok":true,"transaction":"t-1"}"#)
-            let writes = try await world.control.writes("D0:0D:10:C4:00:01", uuid: "0000fff1-0000-1000-8000-00805f9b34fb")
+            let writes = try await world.control.writes(
+                "D0:0D:10:C4:00:01", uuid: "0000fff1-0000-1000-8000-00805f9b34fb")
             #expect(writes.last == Array("lock".utf8))
             // The lock reports its new state by notification.
             try await world.observer.waitForMessage(on: "gattway/lock/state") { $0 == "lock" }
@@ -114,7 +118,8 @@ struct CentralBridgeEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "offline" }
             let sent = ContinuousClock.now
             try await world.publish("gattway/lock/control/set", "unlock")
-            let result = try await world.observer.waitForMessage(on: "gattway/lock/control/set/result", timeout: .seconds(20))
+            let result = try await world.observer.waitForMessage(
+                on: "gattway/lock/control/set/result", timeout: .seconds(20))
             #expect(result.payload.contains(#""ok":false"#))
             #expect(result.payload.contains("NotConnected"))
             // request_timeout is 3 s; allow generous slack for a loaded machine, but never a hang.
@@ -127,7 +132,9 @@ struct CentralBridgeEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
             try await world.control.disconnect("C4:7C:8D:6A:3E:11", reason: "timeout")
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "offline" }
-            try await world.observer.waitForMessage(on: "gattway/chest-strap/availability", skipping: 1) { $0 == "online" }
+            try await world.observer.waitForMessage(on: "gattway/chest-strap/availability", skipping: 1) {
+                $0 == "online"
+            }
             let before = world.observer.messages(on: "gattway/chest-strap/heart_rate").count
             try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate", skipping: before)
         }
@@ -138,7 +145,9 @@ struct CentralBridgeEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
             try await world.control.restartBluetoothd(downSeconds: 1)
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "offline" }
-            try await world.observer.waitForMessage(on: "gattway/chest-strap/availability", skipping: 1) { $0 == "online" }
+            try await world.observer.waitForMessage(on: "gattway/chest-strap/availability", skipping: 1) {
+                $0 == "online"
+            }
             let before = world.observer.messages(on: "gattway/chest-strap/heart_rate").count
             try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate", skipping: before)
             #expect(world.gattway.isRunning)
@@ -186,7 +195,9 @@ struct CentralBridgeEndToEndTests {
             world.gattway.send(SIGKILL)
             _ = await world.gattway.waitForExit()
             // The broker notices the dead connection and publishes the retained Last Will.
-            try await world.observer.waitForMessage(on: "gattway/bridge/state", timeout: .seconds(90)) { $0 == "offline" }
+            try await world.observer.waitForMessage(on: "gattway/bridge/state", timeout: .seconds(90)) {
+                $0 == "offline"
+            }
         }
     }
 
@@ -204,8 +215,10 @@ struct CentralBridgeEndToEndTests {
             defer { Task { await second.stop() } }
             try await world.observer.waitForMessage(on: "gattway/lock/availability", skipping: 2) { $0 == "online" }
             // The lock notifies its unchanged state again on reconnect; the retained topic is not re-flooded.
-            try await world.control.notify("D0:0D:10:C4:00:01", uuid: "0000fff2-0000-1000-8000-00805f9b34fb", Array("lock".utf8))
-            try await world.control.notify("D0:0D:10:C4:00:01", uuid: "0000fff2-0000-1000-8000-00805f9b34fb", Array("unlock".utf8))
+            try await world.control.notify(
+                "D0:0D:10:C4:00:01", uuid: "0000fff2-0000-1000-8000-00805f9b34fb", Array("lock".utf8))
+            try await world.control.notify(
+                "D0:0D:10:C4:00:01", uuid: "0000fff2-0000-1000-8000-00805f9b34fb", Array("unlock".utf8))
             try await world.observer.waitForMessage(on: "gattway/lock/state", skipping: statesBefore) { $0 == "unlock" }
             let after = world.observer.messages(on: "gattway/lock/state").dropFirst(statesBefore).map(\.payload)
             #expect(after == ["unlock"])

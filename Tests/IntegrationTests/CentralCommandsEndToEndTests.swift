@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// Commands through MQTT 5 request/response, on-demand connections and bridge requests.
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -28,8 +28,10 @@ struct CentralCommandsEndToEndTests {
                 port: world.broker.port, filters: ["client/replies"], capturingProperties: true)
             try await world.publish(
                 "gattway/lock/control/set", "unlock",
-                extraArguments: ["-V", "5", "-D", "publish", "response-topic", "client/replies",
-                                 "-D", "publish", "correlation-data", "req-17"])
+                extraArguments: [
+                    "-V", "5", "-D", "publish", "response-topic", "client/replies",
+                    "-D", "publish", "correlation-data", "req-17",
+                ])
             let reply = try await replies.waitForMessage(on: "client/replies")
             #expect(reply.payload == #"{"ok":true}"#)
             #expect(reply.correlationData == "req-17")
@@ -48,7 +50,9 @@ struct CentralCommandsEndToEndTests {
             }
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             // idle_timeout is 1 s: the bridge lets go of the link.
-            try await world.observer.waitForMessage(on: "gattway/lock/availability", timeout: .seconds(20)) { $0 == "offline" }
+            try await world.observer.waitForMessage(on: "gattway/lock/availability", timeout: .seconds(20)) {
+                $0 == "offline"
+            }
             // A read connects again and the value reaches the value topic.
             try await world.publish("gattway/lock/state/get", "")
             try await world.observer.waitForMessage(on: "gattway/lock/state") { $0 == "lock" }
@@ -64,12 +68,16 @@ struct CentralCommandsEndToEndTests {
                 $0.contains("gattway.Error.UnknownDevice") && $0.contains("\"transaction\":\"x\"")
             }
             try await world.publish("gattway/bridge/request/disconnect", #"{"device":"lock"}"#)
-            try await world.observer.waitForMessage(on: "gattway/bridge/response/disconnect") { $0.contains("\"ok\":true") }
+            try await world.observer.waitForMessage(on: "gattway/bridge/response/disconnect") {
+                $0.contains("\"ok\":true")
+            }
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "offline" }
             // connect: always brings it back by itself.
             try await world.observer.waitForMessage(on: "gattway/lock/availability", skipping: 1) { $0 == "online" }
             try await world.publish("gattway/bridge/request/bogus", "{}")
-            try await world.observer.waitForMessage(on: "gattway/bridge/response/bogus") { $0.contains("UnknownRequest") }
+            try await world.observer.waitForMessage(on: "gattway/bridge/response/bogus") {
+                $0.contains("UnknownRequest")
+            }
         }
     }
 }

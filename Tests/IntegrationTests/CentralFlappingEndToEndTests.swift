@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// A device whose link drops again and again, end to end: the built gattway binary, the BlueZ simulator dropping
 /// the strap's connection (as an out-of-range strap does), mosquitto.
@@ -27,15 +27,17 @@ struct CentralFlappingEndToEndTests {
                 }
                 if cycle % 10 == 0 {
                     let snapshots = world.observer.messages(on: "gattway/bridge/metrics").count
-                    let snapshot = try await world.observer.waitForMessage(on: "gattway/bridge/metrics", skipping: snapshots)
+                    let snapshot = try await world.observer.waitForMessage(
+                        on: "gattway/bridge/metrics", skipping: snapshots)
                     let jobs = try #require(Self.gauge("gattway.central.jobs", in: snapshot.payload))
                     let threads = try #require(Self.threads(pid: world.gattway.pid))
                     let memory = try #require(residentMemoryBytes(pid: world.gattway.pid))
                     cycles.append((jobs, threads, memory))
                 }
             }
-            print("gattway after 10/20/30 link drops: jobs \(cycles.map(\.jobs)), threads \(cycles.map(\.threads)), "
-                + "resident MB \(cycles.map { $0.memory >> 20 })")
+            print(
+                "gattway after 10/20/30 link drops: jobs \(cycles.map(\.jobs)), threads \(cycles.map(\.threads)), "
+                    + "resident MB \(cycles.map { $0.memory >> 20 })")
             // Each tracked device has its task and the strap and the lock their link loops; a few short jobs come and
             // go (device name, lists, adverts). A leak of one task per cycle would add 10 between samples.
             #expect(cycles.allSatisfy { $0.jobs < cycles[0].jobs + 5 }, "\(cycles)")

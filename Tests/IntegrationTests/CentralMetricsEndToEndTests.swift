@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `<base>/bridge/metrics`: every counter and gauge as JSON, every `mqtt.metrics_interval` seconds.
 @Suite(.serialized, .timeLimit(.minutes(3)))

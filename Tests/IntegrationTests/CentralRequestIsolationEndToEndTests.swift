@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// A bridge request waits in its own task: a device whose connect hangs never holds up another device's commands,
 /// and the number of requests and scan windows open at once is bounded.

@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The StartNotify path end to end: the simulator refuses AcquireNotify (as BlueZ does for characteristics without
 /// the notify-acquire support, or an older bluetoothd), so Gattway subscribes with StartNotify and values arrive as
@@ -10,10 +10,12 @@ import TestWorld
 struct CentralStartNotifyEndToEndTests {
     private func withWorld(_ body: (CentralWorld) async throws -> Void) async throws {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock) { control in
-            try await control.call("InjectError", [
-                .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
-                .string("Operation is not supported"), .uint32(0),
-            ])
+            try await control.call(
+                "InjectError",
+                [
+                    .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
+                    .string("Operation is not supported"), .uint32(0),
+                ])
         }
         try await world.run { world in
             try await body(world)
@@ -59,7 +61,8 @@ struct CentralStartNotifyEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "offline" }
             let onlineBefore = world.observer.messages(on: "gattway/chest-strap/availability").count
             try await world.observer.waitForMessage(
-                on: "gattway/chest-strap/availability", skipping: onlineBefore - 1) { $0 == "online" }
+                on: "gattway/chest-strap/availability", skipping: onlineBefore - 1
+            ) { $0 == "online" }
             try await world.control.notify("C4:7C:8D:6A:3E:11", uuid: "2A37", [0x00, 0xC9])
             try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0 == #"{"bpm":201}"# }
         }

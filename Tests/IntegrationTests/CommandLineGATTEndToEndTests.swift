@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `gattway services|read|write|notify` against the simulator's heart-rate strap and lock.
 @Suite(.serialized) struct CommandLineGATTEndToEndTests {
@@ -30,7 +30,8 @@ import TestWorld
             let document = try jsonObject(result.stdout)
             #expect(document["device"] as? String == Self.lock)
             let services = try #require(document["services"] as? [[String: Any]])
-            let lockService = try #require(services.first { $0["uuid"] as? String == "0000fff0-0000-1000-8000-00805f9b34fb" })
+            let lockService = try #require(
+                services.first { $0["uuid"] as? String == "0000fff0-0000-1000-8000-00805f9b34fb" })
             #expect(lockService["primary"] as? Bool == true)
             let characteristics = try #require(lockService["characteristics"] as? [[String: Any]])
             #expect(characteristics.map { $0["uuid"] as? String } == [Self.lockControl, Self.lockState])
@@ -109,9 +110,11 @@ import TestWorld
 
     @Test func anInjectedReadErrorExitsNonZeroWithTheErrorNameAndMessage() async throws {
         try await CommandLineWorld.start(scenario: "demo.yaml").run { world in
-            try await world.control.call("InjectError", [
-                .string("ReadValue"), .string("org.bluez.Error.NotPermitted"), .string("Not paired"), .uint32(1),
-            ])
+            try await world.control.call(
+                "InjectError",
+                [
+                    .string("ReadValue"), .string("org.bluez.Error.NotPermitted"), .string("Not paired"), .uint32(1),
+                ])
             let result = try await world.gattway(["read", Self.strap, "2a19", "--json"])
             #expect(result.status == 1)
             #expect(result.stderr == "gattway: org.bluez.Error.NotPermitted: Not paired\n")
@@ -144,7 +147,9 @@ import TestWorld
             let values = try notify.outputLines.map { try jsonObject($0) }
             #expect(values.map { $0["value"] as? Int } == [42, 43])
             #expect(values.map { $0["hex"] as? String } == ["2a", "2b"])
-            #expect(try await world.control.call("IsSubscribed", [.string(Self.strap), .string("2a19")]).first?.bool == false)
+            #expect(
+                try await world.control.call("IsSubscribed", [.string(Self.strap), .string("2a19")]).first?.bool
+                    == false)
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `gattway scan` on a terminal redraws a live table with a progress line; piped, it prints only the final table.
 @Suite(.serialized) struct CommandLineLiveScanEndToEndTests {
@@ -33,7 +33,10 @@ import TestWorld
             let final = try #require(result.output.components(separatedBy: Self.escape + "J").last)
             #expect(!final.contains("s left"), "\(final)")
             let lines = final.split(separator: "\n").map(String.init)
-            #expect(lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["ADDRESS", "RSSI", "NAME", "DECODED"])
+            #expect(
+                lines.first?.split(separator: " ", omittingEmptySubsequences: true) == [
+                    "ADDRESS", "RSSI", "NAME", "DECODED",
+                ])
             #expect(lines.contains { $0.hasPrefix("C4:7C:8D:6A:3E:11") && $0.hasSuffix("Polar H10 6A3E11") })
         }
     }

@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `gattway pair|unpair` against the simulator's pairing methods (Tests/BlueZSimulator/bluezsim/agent.py):
 /// Gattway's Agent1 answers bluetoothd's passkey and confirmation requests.
@@ -28,12 +28,14 @@ import TestWorld
                       - {uuid: "2a19", flags: [read], value: [90]}
             """
         }
-        let yaml = "description: One peripheral per pairing method.\nperipherals:\n" + [
-            peripheral(justWorks, "Just Works", "{method: just-works}"),
-            peripheral(passkey, "Passkey", "{method: passkey, passkey: 4242}"),
-            peripheral(confirm, "Confirm", "{method: confirm, passkey: 5555}"),
-            peripheral(refusing, "Refusing", "{method: just-works, fail: AuthenticationFailed}"),
-        ].joined(separator: "\n") + "\n"
+        let yaml =
+            "description: One peripheral per pairing method.\nperipherals:\n"
+            + [
+                peripheral(justWorks, "Just Works", "{method: just-works}"),
+                peripheral(passkey, "Passkey", "{method: passkey, passkey: 4242}"),
+                peripheral(confirm, "Confirm", "{method: confirm, passkey: 5555}"),
+                peripheral(refusing, "Refusing", "{method: just-works, fail: AuthenticationFailed}"),
+            ].joined(separator: "\n") + "\n"
         let path = try makeTemporaryDirectory("gattway-pairing") + "/pairing.yaml"
         try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -68,7 +70,8 @@ import TestWorld
         try await Self.world().run { world in
             let wrong = try await world.gattway(["pair", Self.passkey, "--passkey", "1111"])
             #expect(wrong.status == 1)
-            #expect(wrong.stderr.hasSuffix("gattway: org.bluez.Error.AuthenticationFailed: Authentication Failed\n"),
+            #expect(
+                wrong.stderr.hasSuffix("gattway: org.bluez.Error.AuthenticationFailed: Authentication Failed\n"),
                 "\(wrong.stderr)")
             let none = try await world.gattway(["pair", Self.passkey])
             #expect(none.status == 1)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `gattway scan` against the simulator: a table for people, one JSON document for scripts.
 @Suite(.serialized) struct CommandLineScanEndToEndTests {
@@ -10,7 +10,9 @@ import TestWorld
             #expect(result.status == 0, "\(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(
-                lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["ADDRESS", "RSSI", "NAME", "DECODED"])
+                lines.first?.split(separator: " ", omittingEmptySubsequences: true) == [
+                    "ADDRESS", "RSSI", "NAME", "DECODED",
+                ])
             let strap = try #require(lines.first { $0.hasPrefix("C4:7C:8D:6A:3E:11") }, "\(result.stdout)")
             #expect(strap.hasSuffix("Polar H10 6A3E11"))
             let rssi = try #require(Int(strap.split(separator: " ", omittingEmptySubsequences: true)[1]))

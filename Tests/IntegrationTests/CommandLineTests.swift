@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The `gattway` command line as a user meets it.
 @Suite struct CommandLineTests {
@@ -21,7 +21,8 @@ import TestWorld
     func checkConfigAcceptsValidExample(_ file: String) async throws {
         let result = try await GattwayBinary.run(["check-config", file])
         #expect(result.status == 0, "\(file): \(result.stderr)")
-        let summary = "^" + NSRegularExpression.escapedPattern(for: file)
+        let summary =
+            "^" + NSRegularExpression.escapedPattern(for: file)
             + #": valid \(\d+ devices?, peripheral (on|off)\)\n$"#
         #expect(result.stdout.range(of: summary, options: .regularExpression) != nil, "stdout: \(result.stdout)")
         #expect(result.stderr.isEmpty, "stderr: \(result.stderr)")
@@ -44,8 +45,9 @@ import TestWorld
         let result = try await GattwayBinary.run(["schema"])
         #expect(result.status == 0)
         let committed = try String(contentsOfFile: "\(packageRoot)/schemas/config.schema.json", encoding: .utf8)
-        #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            == committed.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(
+            result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                == committed.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     @Test func versionIsPrinted() async throws {

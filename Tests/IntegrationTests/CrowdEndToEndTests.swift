@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// Hostile and numerous advertisers: the daemon stays up, tracks no more devices than allowed, and its memory stays
 /// bounded.

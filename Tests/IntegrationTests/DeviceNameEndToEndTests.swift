@@ -1,7 +1,7 @@
-import Foundation
-import Testing
-import TestWorld
 import DBus
+import Foundation
+import TestWorld
+import Testing
 
 /// A connected device's own name (GAP Device Name, 0x2A00) is read and shown beside what it advertises.
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -10,7 +10,9 @@ struct DeviceNameEndToEndTests {
         let strap = "C4:7C:8D:6A:3E:11"
         let world = try await CentralWorld(
             scenario: "demo.yaml", config: Configs.strapAndLock,
-            prepare: { try await $0.call("SetValue", [.string(strap), .string("2a00"), .bytes(Array("Ana's strap".utf8))]) })
+            prepare: {
+                try await $0.call("SetValue", [.string(strap), .string("2a00"), .bytes(Array("Ana's strap".utf8))])
+            })
         try await world.run { world in
             let devices = try await world.observer.waitForMessage(on: "gattway/bridge/devices") {
                 $0.contains(#""device_name":"Ana's strap""#)

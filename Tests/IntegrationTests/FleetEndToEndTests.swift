@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// Three built gateways on one simulated bluetoothd (an adapter each, scenarios/fleet.yaml) and one mosquitto: the
 /// fleet ownership protocol as the daemon runs it. The strap is heard best by gw1 (hci1 −58 dBm), then gw0 (−75),
@@ -51,8 +51,10 @@ struct FleetEndToEndTests {
             let claims = world.observer.messages(on: "gattway/fleet/owner/strap").map {
                 ("gattway/fleet/owner/strap", "fleet-owner.schema.json", $0.payload)
             }
-            #expect(try await PayloadSchemas.problems(
-                claims + [("gattway/bridge/gw1/sightings", "bridge-sightings.schema.json", sightings.payload)]) == [])
+            #expect(
+                try await PayloadSchemas.problems(
+                    claims + [("gattway/bridge/gw1/sightings", "bridge-sightings.schema.json", sightings.payload)])
+                    == [])
 
             // gw1 dies with its host: its process, and the link its bluetoothd held.
             let availabilityMark = world.observer.messages(on: "gattway/strap/availability").count
@@ -61,12 +63,15 @@ struct FleetEndToEndTests {
             try await world.radio.disconnect(device: FleetWorld.strap, adapter: "hci1")
             try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 4)
             try await world.observer.waitForMessage(
-                on: "gattway/strap/availability", skipping: availabilityMark, timeout: .seconds(10) - killed.duration(to: .now)
+                on: "gattway/strap/availability", skipping: availabilityMark,
+                timeout: .seconds(10) - killed.duration(to: .now)
             ) { $0 == "online" }
             let valueMark = world.observer.messages(on: Self.heartRate).count
             try await world.observer.waitForMessage(
                 on: Self.heartRate, skipping: valueMark, timeout: .seconds(10) - killed.duration(to: .now))
-            print("FleetEndToEndTests: the strap's values published again \(killed.duration(to: .now)) after the owner's kill")
+            print(
+                "FleetEndToEndTests: the strap's values published again \(killed.duration(to: .now)) after the owner's kill"
+            )
             let owner = try #require(world.claimedOwners(of: "strap").last)
             #expect(owner != "gw1")
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == Self.adapters[owner])
@@ -112,7 +117,9 @@ struct FleetEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/strap/availability") { $0 == "online" }
             try await world.waitForOwner("gw2", of: "strap")
             #expect(try await world.radio.linkAdapter(device: FleetWorld.strap) == "hci2")
-            #expect(world.observer.messages(on: "gattway/fleet/owner/strap").last?.payload.contains("\"pinned\":true") == true)
+            #expect(
+                world.observer.messages(on: "gattway/fleet/owner/strap").last?.payload.contains("\"pinned\":true")
+                    == true)
             try await world.control.startNotifying(FleetWorld.strap, uuid: "2A37", rate: 0)
             try await Self.expectEachValueOnce(world, count: 10, firstBPM: 80)
             // Whoever claimed before gw2 heard the strap, nobody claimed it after gw2 did.
@@ -123,7 +130,9 @@ struct FleetEndToEndTests {
             // The lock (on_demand) is gw0's, heard best there: one write, one result.
             try await world.waitForOwner("gw0", of: "lock")
             try await world.publish("gattway/lock/control/set", #"{"value":"unlock","transaction":"once"}"#)
-            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0.contains(#""ok":true"#) }
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
+                $0.contains(#""ok":true"#)
+            }
             // The others received the /set and left it to its owner, as their counters say.
             for id in ["gw1", "gw2"] {
                 try await world.waitForCounter("gattway.fleet.commands_left_to_owner", of: id, toBe: 1)
@@ -138,10 +147,14 @@ struct FleetEndToEndTests {
                 }
             }
             try await world.observer.waitForMessage(on: "gattway/bridge/gw1/response/devices") { $0.contains("first") }
-            let firstAnswers = world.observer.messages.filter { $0.topic.contains("/response/") && $0.payload.contains(#""first""#) }
+            let firstAnswers = world.observer.messages.filter {
+                $0.topic.contains("/response/") && $0.payload.contains(#""first""#)
+            }
             #expect(firstAnswers.map(\.topic) == ["gattway/bridge/gw1/response/devices"])
             #expect(world.observer.messages(on: "gattway/lock/control/set/result").count == 1)
-            #expect(try await world.control.writes(FleetWorld.lock, uuid: "0000fff1-0000-1000-8000-00805f9b34fb").count == 1)
+            #expect(
+                try await world.control.writes(FleetWorld.lock, uuid: "0000fff1-0000-1000-8000-00805f9b34fb").count == 1
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 import BridgeCore
-import Testing
 import TestWorld
+import Testing
 
 /// The fleet and health payloads, as BridgeCore writes them, against their schemas in `schemas/mqtt/` (checked by
 /// Python's jsonschema). The daemon publishes health already; the fleet payloads once the central bridge runs
@@ -13,11 +13,22 @@ import TestWorld
             devicesConnected: 1, queues: [.init(name: "mqtt_outstanding", depth: 1)],
             lastError: .init(atUptimeSeconds: 10, message: String(repeating: "e", count: 400)))
         let cases: [(topic: String, schema: String, payload: String)] = [
-            ("gattway/fleet/owner/lock", "fleet-owner.schema.json", text(FleetClaim(gateway: "hall", term: 7, rssi: -61).payload)),
-            ("gattway/fleet/owner/lock", "fleet-owner.schema.json", text(FleetClaim(gateway: "hall", term: 9, rssi: -80, pinned: true).payload)),
+            (
+                "gattway/fleet/owner/lock", "fleet-owner.schema.json",
+                text(FleetClaim(gateway: "hall", term: 7, rssi: -61).payload)
+            ),
+            (
+                "gattway/fleet/owner/lock", "fleet-owner.schema.json",
+                text(FleetClaim(gateway: "hall", term: 9, rssi: -80, pinned: true).payload)
+            ),
             ("gattway/fleet/owner/lock", "fleet-owner.schema.json", text(FleetClaim.release(after: 9).payload)),
-            ("gattway/bridge/hall/sightings", "bridge-sightings.schema.json", text(FleetSightings(
-                gateway: "hall", freeSlots: 2, devices: [.init(device: "lock", rssi: -61, owned: true)]).payload)),
+            (
+                "gattway/bridge/hall/sightings", "bridge-sightings.schema.json",
+                text(
+                    FleetSightings(
+                        gateway: "hall", freeSlots: 2, devices: [.init(device: "lock", rssi: -61, owned: true)]
+                    ).payload)
+            ),
             ("gattway/bridge/hall/health", "bridge-health.schema.json", text(health.payload)),
         ]
         #expect(try await PayloadSchemas.problems(cases) == [])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The fleet's test world: one simulated bluetoothd with three adapters (scenarios/fleet.yaml), the lock heard by
 /// each with its own signal, moved at run time through `SimulatorRadio`; a gateway on one adapter reaches the
@@ -61,7 +61,8 @@ struct FleetRadioEndToEndTests {
                 // Back in range, the gateway connects again through hci2.
                 let beforeReturn = world.observer.messages(on: availability).count
                 try await radio.setHeard(device: Self.lock, adapter: "hci2", heard: true)
-                try await world.observer.waitForMessage(on: availability, skipping: beforeReturn, timeout: .seconds(60)) {
+                try await world.observer.waitForMessage(on: availability, skipping: beforeReturn, timeout: .seconds(60))
+                {
                     $0 == "online"
                 }
                 #expect(try await radio.linkAdapter(device: Self.lock) == "hci2")

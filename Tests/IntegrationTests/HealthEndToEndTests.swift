@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `<base>/bridge/<gateway_id>/health`: retained JSON from the built binary, published at once when something
 /// changes (here: bluetoothd goes away and comes back).
@@ -39,7 +39,8 @@ struct HealthEndToEndTests {
             #expect(try await PayloadSchemas.problems([(topic, "bridge-health.schema.json", degraded.payload)]) == [])
             // Back to ok after the degraded message (which may already have arrived: count from where it is).
             let messages = world.observer.messages(on: topic)
-            let degradedAt = try #require(messages.indices.last { Self.field(messages[$0].payload, "bluez_present") as? Bool == false })
+            let degradedAt = try #require(
+                messages.indices.last { Self.field(messages[$0].payload, "bluez_present") as? Bool == false })
             _ = try await world.observer.waitForMessage(on: topic, skipping: degradedAt + 1) { payload in
                 Self.field(payload, "status") as? String == "ok"
             }

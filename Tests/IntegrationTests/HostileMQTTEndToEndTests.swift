@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// Hostile MQTT input against the built binary, the simulator and a real mosquitto: every case keeps the process
 /// up, writes nothing to the device, and shows up as an error result and a counter on `bridge/metrics`.
@@ -71,8 +71,11 @@ struct HostileMQTTEndToEndTests {
     /// Publishes the contents of a file with `mosquitto_pub -f` (payloads too large for a command line).
     static func publishFile(_ world: CentralWorld, topic: String, path: String, version: String) async throws {
         let child = try ChildProcess(
-            "mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(world.broker.port)", "-V", version == "5" ? "5" : "311", "-q", "1",
-                              "-t", topic, "-f", path])
+            "mosquitto_pub",
+            [
+                "-h", "127.0.0.1", "-p", "\(world.broker.port)", "-V", version == "5" ? "5" : "311", "-q", "1",
+                "-t", topic, "-f", path,
+            ])
         guard let status = await child.waitForExit(timeout: .seconds(60)), status == 0 else {
             throw TestWorldError("mosquitto_pub -f to \(topic) failed: \(child.errorOutput)")
         }
@@ -84,10 +87,13 @@ struct HostileMQTTEndToEndTests {
         let world = try await Self.world()
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
-            let hostile = ["1e-9223372036854775808", #"{"value":1e-9223372036854775808}"#, "1e9223372036854775807",
-                           "256", "-1", #"{"value":"300","transaction":7}"#]
+            let hostile = [
+                "1e-9223372036854775808", #"{"value":1e-9223372036854775808}"#, "1e9223372036854775807",
+                "256", "-1", #"{"value":"300","transaction":7}"#,
+            ]
             for payload in hostile { try await world.publish("gattway/lock/level/set", payload) }
-            let results = try await Self.waitForResults(world, on: "gattway/lock/level/set/result", count: hostile.count)
+            let results = try await Self.waitForResults(
+                world, on: "gattway/lock/level/set/result", count: hostile.count)
             for result in results {
                 #expect(result.contains(#""ok":false"#) && result.contains("0…255"), "\(result)")
             }
@@ -210,7 +216,9 @@ struct HostileMQTTEndToEndTests {
             // libmosquitto reads a whole packet, then copies its payload into the message it hands over: two 30 MB
             // buffers at once, on top of a ~35 MB process. Unbounded handling would add a copy per message and layer.
             #expect(peak < 120_000_000, "peak resident \(peak / 1_000_000) MB")
-            print("gattway peak resident (VmHWM) with MQTT \(protocolVersion) after 2 × 30 MB on /set: \(peak / 1_000_000) MB")
+            print(
+                "gattway peak resident (VmHWM) with MQTT \(protocolVersion) after 2 × 30 MB on /set: \(peak / 1_000_000) MB"
+            )
             try await Self.expectNothingWritten(world)
         }
     }

@@ -1,7 +1,7 @@
-import Foundation
-import Testing
-import TestWorld
 import DBus
+import Foundation
+import TestWorld
+import Testing
 
 /// Hostile GATT values against the built binary, the simulator (`hostile-values.yaml`) and mosquitto, through both
 /// notification paths: empty, 512-byte, every wrong length for the fixed-size codecs, invalid UTF-8. The process
@@ -97,10 +97,12 @@ struct HostileRadioEndToEndTests {
             scenario: "hostile-values.yaml", config: Self.config, extraMQTT: "  metrics_interval: 1"
         ) { control in
             guard path == .startNotify else { return }
-            try await control.call("InjectError", [
-                .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
-                .string("Operation is not supported"), .uint32(0),
-            ])
+            try await control.call(
+                "InjectError",
+                [
+                    .string("AcquireNotify"), .string("org.bluez.Error.NotSupported"),
+                    .string("Operation is not supported"), .uint32(0),
+                ])
         }
         try await world.run(body)
     }

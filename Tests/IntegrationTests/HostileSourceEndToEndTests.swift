@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// Hostile input on the local peripheral's MQTT side: source values that cannot be served whole, numbers that
 /// must not trap, and a Response Topic aimed at a source topic. The characteristic keeps its value, the process
@@ -59,8 +59,10 @@ struct HostileSourceEndToEndTests {
             for hostile in ["1e-9223372036854775808", "1e9223372036854775807", "256"] {
                 try await world.publish("test/level", hostile)
             }
-            try await Self.waitForCounter(world, "gattway.peripheral.source_values_refused{reason=too_long}", atLeast: 1)
-            try await Self.waitForCounter(world, "gattway.peripheral.source_values_refused{reason=oversize}", atLeast: 1)
+            try await Self.waitForCounter(
+                world, "gattway.peripheral.source_values_refused{reason=too_long}", atLeast: 1)
+            try await Self.waitForCounter(
+                world, "gattway.peripheral.source_values_refused{reason=oversize}", atLeast: 1)
             try await Self.waitForCounter(
                 world, "gattway.peripheral.source_values_refused{reason=unencodable}", atLeast: 3)
             #expect(try await Self.read(world, PeripheralWorld.tx) == Array("good".utf8))

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `deploy/mosquitto/gattway.acl` on a real mosquitto: Gattway works with only the rights it grants, a
 /// home-automation user can command the lock, a dashboard cannot, and answers go only to `replies/<user>/`.
@@ -10,8 +10,10 @@ struct MosquittoACLEndToEndTests {
 
     /// A `mosquitto_sub` logged in as `user`, printing `topic<TAB>payload` lines.
     static func subscriber(_ broker: MosquittoBroker, _ user: String, _ filters: [String]) throws -> ChildProcess {
-        var arguments = ["-h", "127.0.0.1", "-p", "\(broker.port)", "-V", "5", "-q", "1", "-F", "%t\t%p",
-                         "-u", user, "-P", users[user]!]
+        var arguments = [
+            "-h", "127.0.0.1", "-p", "\(broker.port)", "-V", "5", "-q", "1", "-F", "%t\t%p",
+            "-u", user, "-P", users[user]!,
+        ]
         for filter in filters { arguments += ["-t", filter] }
         return try ChildProcess("mosquitto_sub", arguments)
     }
@@ -22,8 +24,11 @@ struct MosquittoACLEndToEndTests {
         _ broker: MosquittoBroker, _ user: String, _ topic: String, _ payload: String, extra: [String] = []
     ) async throws -> Int32? {
         let child = try ChildProcess(
-            "mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-V", "5", "-q", "1", "-u", user,
-                              "-P", users[user]!, "-t", topic, "-m", payload] + extra)
+            "mosquitto_pub",
+            [
+                "-h", "127.0.0.1", "-p", "\(broker.port)", "-V", "5", "-q", "1", "-u", user,
+                "-P", users[user]!, "-t", topic, "-m", payload,
+            ] + extra)
         return await child.waitForExit(timeout: .seconds(10))
     }
 
@@ -45,14 +50,14 @@ struct MosquittoACLEndToEndTests {
         try "gw-secret".write(toFile: passwordFile, atomically: true, encoding: .utf8)
         chmod(passwordFile, 0o600)
         try """
-            mqtt:
-              url: "mqtt://127.0.0.1:\(broker.port)"
-              client_id: gattway-acl
-              username: gattway
-              password_file: "\(passwordFile)"
-            state_dir: "\(directory)/state"
-            \(Configs.strapAndLock)
-            """.write(toFile: directory + "/config.yaml", atomically: true, encoding: .utf8)
+        mqtt:
+          url: "mqtt://127.0.0.1:\(broker.port)"
+          client_id: gattway-acl
+          username: gattway
+          password_file: "\(passwordFile)"
+        state_dir: "\(directory)/state"
+        \(Configs.strapAndLock)
+        """.write(toFile: directory + "/config.yaml", atomically: true, encoding: .utf8)
         let dashboard = try Self.subscriber(broker, "dashboard", ["gattway/#"])
         let replies = try Self.subscriber(broker, "home-automation", ["replies/home-automation/#"])
         let control = try await SimulatorControl.connect(to: simulator)

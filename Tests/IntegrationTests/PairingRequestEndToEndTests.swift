@@ -1,7 +1,7 @@
-import Foundation
-import Testing
-import TestWorld
 import DBus
+import Foundation
+import TestWorld
+import Testing
 
 /// `bridge/request/pair` and `unpair`: the daemon pairs a tracked device over MQTT, answering bluetoothd with the
 /// passkey from the request.
@@ -38,15 +38,18 @@ struct PairingRequestEndToEndTests {
     }
 
     @Test func aPasskeyFromTheRequestPairsAndUnpairForgetsTheKeys() async throws {
-        let world = try await CentralWorld(scenario: try CommandLinePairingEndToEndTests.scenario(), config: Self.config)
+        let world = try await CentralWorld(
+            scenario: try CommandLinePairingEndToEndTests.scenario(), config: Self.config)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/keypad/advert")
-            try await world.publish("gattway/bridge/request/pair", #"{"device":"keypad","passkey":1234,"transaction":"wrong"}"#)
+            try await world.publish(
+                "gattway/bridge/request/pair", #"{"device":"keypad","passkey":1234,"transaction":"wrong"}"#)
             let refused = try await response(world, "pair", transaction: "wrong")
             #expect(refused.hasPrefix(#"{"ok":false,"error":"org.bluez.Error.Authentication"#), "\(refused)")
             #expect(try await paired(world, CommandLinePairingEndToEndTests.passkey) == false)
 
-            try await world.publish("gattway/bridge/request/pair", #"{"device":"keypad","passkey":4242,"transaction":"right"}"#)
+            try await world.publish(
+                "gattway/bridge/request/pair", #"{"device":"keypad","passkey":4242,"transaction":"right"}"#)
             let accepted = try await response(world, "pair", transaction: "right")
             #expect(accepted == #"{"ok":true,"device":"keypad","transaction":"right"}"#)
             #expect(try await paired(world, CommandLinePairingEndToEndTests.passkey))
@@ -64,15 +67,18 @@ struct PairingRequestEndToEndTests {
     }
 
     @Test func badPasskeysAndRefusedPairingsGetErrorResults() async throws {
-        let world = try await CentralWorld(scenario: try CommandLinePairingEndToEndTests.scenario(), config: Self.config)
+        let world = try await CentralWorld(
+            scenario: try CommandLinePairingEndToEndTests.scenario(), config: Self.config)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/stubborn/advert")
             try await world.observer.waitForMessage(on: "gattway/keypad/advert")
-            try await world.publish("gattway/bridge/request/pair", #"{"device":"keypad","passkey":1e9,"transaction":"big"}"#)
+            try await world.publish(
+                "gattway/bridge/request/pair", #"{"device":"keypad","passkey":1e9,"transaction":"big"}"#)
             let big = try await response(world, "pair", transaction: "big")
             #expect(big.contains("gattway.Error.InvalidRequest"), "\(big)")
             try await world.publish("gattway/bridge/request/pair", #"{"device":"stubborn","transaction":"no"}"#)
-            #expect(try await response(world, "pair", transaction: "no").contains("org.bluez.Error.AuthenticationFailed"))
+            #expect(
+                try await response(world, "pair", transaction: "no").contains("org.bluez.Error.AuthenticationFailed"))
             try await world.publish("gattway/bridge/request/unpair", #"{"device":"stubborn","transaction":"u"}"#)
             #expect(try await response(world, "unpair", transaction: "u").contains("gattway.Error.NotPaired"))
         }

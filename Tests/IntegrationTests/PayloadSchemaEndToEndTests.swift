@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// Every payload shape Gattway publishes has a JSON Schema in `schemas/mqtt/`; these tests check real payloads,
 /// captured from the built binary, against them.
@@ -42,9 +42,12 @@ struct PayloadSchemaEndToEndTests {
             scenario: "demo.yaml", config: Configs.strapAndLock, extraMQTT: "  metrics_interval: 1"
         ) { control in
             // One failed connect, for a bridge/event.
-            try await control.call("InjectError", [
-                .string("Connect"), .string("org.bluez.Error.Failed"), .string("le-connection-abort-by-local"), .uint32(1),
-            ])
+            try await control.call(
+                "InjectError",
+                [
+                    .string("Connect"), .string("org.bluez.Error.Failed"), .string("le-connection-abort-by-local"),
+                    .uint32(1),
+                ])
         }
         try await world.run { world in
             let observer = world.observer
@@ -64,12 +67,15 @@ struct PayloadSchemaEndToEndTests {
             try await world.publish("gattway/bridge/request/connect", #"{"device":"nobody"}"#)
             try await observer.waitForMessage(on: "gattway/bridge/response/connect")
             try await observer.waitForMessage(on: "gattway/bridge/metrics")
-            try await check(observer.messages, expecting: [
-                "state.schema.json", "bridge-info.schema.json", "bridge-devices.schema.json", "bridge-event.schema.json",
-                "bridge-metrics.schema.json", "bridge-response.schema.json", "advert.schema.json",
-                "set-result.schema.json", "get-result.schema.json", "heart-rate-measurement.schema.json",
-                "bridge-health.schema.json",
-            ])
+            try await check(
+                observer.messages,
+                expecting: [
+                    "state.schema.json", "bridge-info.schema.json", "bridge-devices.schema.json",
+                    "bridge-event.schema.json",
+                    "bridge-metrics.schema.json", "bridge-response.schema.json", "advert.schema.json",
+                    "set-result.schema.json", "get-result.schema.json", "heart-rate-measurement.schema.json",
+                    "bridge-health.schema.json",
+                ])
         }
     }
 
@@ -81,10 +87,14 @@ struct PayloadSchemaEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/bridge/response/advertise")
             try await world.publish("gattway/bridge/request/advertise", "not json")
             try await world.observer.waitForMessage(on: "gattway/bridge/response/advertise", skipping: 1)
-            try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""advertising":false"#) }
-            try await check(world.observer.messages, expecting: [
-                "state.schema.json", "peripheral-status.schema.json", "bridge-response.schema.json",
-            ])
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""advertising":false"#)
+            }
+            try await check(
+                world.observer.messages,
+                expecting: [
+                    "state.schema.json", "peripheral-status.schema.json", "bridge-response.schema.json",
+                ])
         }
     }
 }

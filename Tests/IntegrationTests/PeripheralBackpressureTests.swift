@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// 20,000 QoS 1 messages published as fast as mosquitto_pub can while the simulated central drains slowly: under
 /// backpressure every one arrives in order with memory bounded; under each drop policy exactly its survivors
@@ -21,11 +21,16 @@ struct PeripheralBackpressureTests {
     private func run(_ world: PeripheralWorld, policy: String) async throws {
         try await world.waitForApplication()
         try await world.connectCentral(rate: 2_000, buffer: 32)
-        _ = try await world.centralCall("WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
+        _ = try await world.centralCall(
+            "WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
         try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""subscribers":1"#) }
 
-        let publisher = try ChildProcess("/bin/sh", ["-c",
-            "seq 1 \(Self.total) | mosquitto_pub -h 127.0.0.1 -p \(world.broker.port) -t test/tx -q 1 -l"])
+        let publisher = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c",
+                "seq 1 \(Self.total) | mosquitto_pub -h 127.0.0.1 -p \(world.broker.port) -t test/tx -q 1 -l",
+            ])
         var received: [Int] = []
         var peakResident = 0
         var drops = 0

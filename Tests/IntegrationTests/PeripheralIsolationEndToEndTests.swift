@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// One slow central must not freeze the others: each subscriber drains in its own task, and one that holds the
 /// peripheral's MQTT connection past `stall_limit` is dropped and counted. And the StartNotify path end to end.
@@ -20,7 +20,8 @@ struct PeripheralIsolationEndToEndTests {
     /// Fault 5: central 1 drains characteristic tx at 0.2 notifications/s while 2,000 messages arrive on tx's
     /// source topic; central 2, subscribed to b, still gets the message published on b's source topic after them.
     @Test func aSlowCentralDoesNotFreezeAnotherCentralsCharacteristic() async throws {
-        let world = try await PeripheralWorld(extraCharacteristics: Self.bCharacteristic, extraPeripheral: "stall_limit: 2")
+        let world = try await PeripheralWorld(
+            extraCharacteristics: Self.bCharacteristic, extraPeripheral: "stall_limit: 2")
         try await world.run { world in
             try await world.waitForApplication()
             try await world.connectCentral(rate: 0.2, buffer: 1)
@@ -30,8 +31,12 @@ struct PeripheralIsolationEndToEndTests {
             _ = try await world.centralCall("WriteCCC", [.string(Self.second), .string(Self.b), .uint16(1)])
             try await world.control.waitForCounter("server.notify_acquired", atLeast: 2)
 
-            let publisher = try ChildProcess("/bin/sh", ["-c",
-                "seq 1 2000 | mosquitto_pub -h 127.0.0.1 -p \(world.broker.port) -t test/tx -q 1 -l"])
+            let publisher = try ChildProcess(
+                "/bin/sh",
+                [
+                    "-c",
+                    "seq 1 2000 | mosquitto_pub -h 127.0.0.1 -p \(world.broker.port) -t test/tx -q 1 -l",
+                ])
             #expect(await publisher.waitForExit(timeout: .seconds(60)) == 0)
             try await world.publish("test/b", "to-the-second-central")
 
@@ -67,13 +72,19 @@ struct PeripheralIsolationEndToEndTests {
                     "WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(value)])
             }
             try await ccc(1)
-            try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""subscribers":1"#) }
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""subscribers":1"#)
+            }
             try await world.publish("test/tx", "first")
             #expect(try await world.waitForReceived(count: 1) == [Array("first".utf8)])
             try await ccc(0)
-            try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""subscribers":0"#) }
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""subscribers":0"#)
+            }
             try await ccc(1)
-            try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""subscribers":1"#) }
+            try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""subscribers":1"#)
+            }
             try await world.publish("test/tx", "second")
             #expect(try await world.waitForReceived(count: 1) == [Array("second".utf8)])
             #expect(try await world.control.counter("server.notify_acquired") == 0)

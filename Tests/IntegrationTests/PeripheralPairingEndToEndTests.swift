@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Logging
-import Testing
 import TestWorld
+import Testing
 
 /// A remote central pairs with the local peripheral to read a characteristic that needs encryption: bluetoothd asks
 /// the default agent (src/device.c new_auth()), which Gattway registers for such characteristics, and the pairing
@@ -40,9 +40,12 @@ struct PeripheralPairingEndToEndTests {
     }
 
     static func pair(_ world: PeripheralWorld, _ method: String, passkey: UInt32 = 123456) async throws {
-        _ = try await world.centralCall("PairCentral", [
-            .string(PeripheralWorld.central), .string(method), .stringVariantDictionary(["passkey": .uint32(passkey)]),
-        ])
+        _ = try await world.centralCall(
+            "PairCentral",
+            [
+                .string(PeripheralWorld.central), .string(method),
+                .stringVariantDictionary(["passkey": .uint32(passkey)]),
+            ])
     }
 
     /// Every pairing_prompt event has the documented shape.

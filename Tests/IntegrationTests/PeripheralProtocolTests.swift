@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Logging
-import Testing
 import TestWorld
+import Testing
 
 /// The local peripheral's less common paths end to end: StartNotify, long values and writes, advertising
 /// control, bluetoothd restarts and the advertisement budget check.
@@ -29,12 +29,16 @@ struct PeripheralProtocolTests {
             let stranger = try await DBusConnection.connect(
                 to: .address(world.simulator.busAddress), name: "test-stranger", logger: Logger(label: "test"))
             let calls: [(path: String, interface: String, method: String, arguments: [DBusValue])] = [
-                ("/org/gattway/peripheral/service0/char0", "org.bluez.GattCharacteristic1", "ReadValue",
-                 [.stringVariantDictionary([:])]),
+                (
+                    "/org/gattway/peripheral/service0/char0", "org.bluez.GattCharacteristic1", "ReadValue",
+                    [.stringVariantDictionary([:])]
+                ),
                 ("/org/gattway/peripheral/service0/char0", "org.bluez.GattCharacteristic1", "StartNotify", []),
                 ("/org/gattway/peripheral", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", []),
-                ("/org/gattway/peripheral/service0/char0", "org.freedesktop.DBus.Properties", "GetAll",
-                 [.string("org.bluez.GattCharacteristic1")]),
+                (
+                    "/org/gattway/peripheral/service0/char0", "org.freedesktop.DBus.Properties", "GetAll",
+                    [.string("org.bluez.GattCharacteristic1")]
+                ),
             ]
             for call in calls {
                 let error = await #expect(throws: DBusError.self, "\(call.method)") {
@@ -50,8 +54,10 @@ struct PeripheralProtocolTests {
             let deadline = ContinuousClock.now + .seconds(20)
             var value: [UInt8] = []
             while ContinuousClock.now < deadline && value != Array("secret".utf8) {
-                value = try await world.centralCall(
-                    "ReadLongValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx)]).last?.bytes ?? []
+                value =
+                    try await world.centralCall(
+                        "ReadLongValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx)]
+                    ).last?.bytes ?? []
                 if value != Array("secret".utf8) { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(value == Array("secret".utf8))
@@ -64,11 +70,15 @@ struct PeripheralProtocolTests {
             let long = String(repeating: "abcdefghij", count: 20)
             try await world.publish("test/tx", long, retain: true)
             try await world.connectCentral()
-            _ = try await world.centralCall("WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
+            _ = try await world.centralCall(
+                "WriteCCC", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(1)])
             let deadline = ContinuousClock.now + .seconds(20)
             var whole: [UInt8] = []
             while ContinuousClock.now < deadline && whole.count < 200 {
-                whole = try await world.centralCall("ReadLongValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx)]).last?.bytes ?? []
+                whole =
+                    try await world.centralCall(
+                        "ReadLongValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx)]
+                    ).last?.bytes ?? []
                 if whole.count < 200 { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(whole == Array(long.utf8))
@@ -90,24 +100,33 @@ struct PeripheralProtocolTests {
             try await world.waitForApplication()
             try await world.connectCentral()
             let value = [UInt8](0..<60)
-            let code = try await world.centralCall("WriteValue", [
-                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes(value), .string("reliable"), .uint16(0),
-            ])
+            let code = try await world.centralCall(
+                "WriteValue",
+                [
+                    .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes(value), .string("reliable"),
+                    .uint16(0),
+                ])
             #expect(code.first?.byte == 0)
             let hex = value.map { String(format: "%02x", $0) }.joined()
             try await world.observer.waitForMessage(on: "test/rx") { $0 == hex }
             #expect(world.observer.messages(on: "test/rx").count == 1)
             // A write that grows past max_length (64) is refused as a whole.
-            let refused = try await world.centralCall("WriteValue", [
-                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes([UInt8](repeating: 9, count: 70)),
-                .string("prepared"), .uint16(0),
-            ])
+            let refused = try await world.centralCall(
+                "WriteValue",
+                [
+                    .string(PeripheralWorld.central), .string(PeripheralWorld.rx),
+                    .bytes([UInt8](repeating: 9, count: 70)),
+                    .string("prepared"), .uint16(0),
+                ])
             #expect(refused.first?.byte == 0x0D)
             // A marker written afterwards travels the same path: once it is there, a message from the refused
             // write would have arrived before it.
-            _ = try await world.centralCall("WriteValue", [
-                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes([0xEE]), .string("request"), .uint16(0),
-            ])
+            _ = try await world.centralCall(
+                "WriteValue",
+                [
+                    .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes([0xEE]), .string("request"),
+                    .uint16(0),
+                ])
             try await world.observer.waitForMessage(on: "test/rx") { $0 == "ee" }
             #expect(world.observer.messages(on: "test/rx").map(\.payload) == [hex, "ee"])
         }
@@ -125,7 +144,9 @@ struct PeripheralProtocolTests {
             let on = try await world.observer.waitForMessage(on: "gattway/bridge/response/advertise", skipping: 1)
             #expect(on.payload.contains(#""enabled":true"#) && on.payload.contains(#""transaction":7"#))
             try await waitForAdvertisements(world, count: 1)
-            let status = try await world.observer.waitForMessage(on: "gattway/peripheral/status") { $0.contains(#""advertising":true"#) }
+            let status = try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
+                $0.contains(#""advertising":true"#)
+            }
             #expect(status.payload.contains(#""tx":{"#))
         }
     }
@@ -136,7 +157,8 @@ struct PeripheralProtocolTests {
             try await waitForAdvertisements(world, count: 1)
             // A central connects and reads (no notification socket): it counts once the application knows it.
             try await world.connectCentral()
-            _ = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)])
+            _ = try await world.centralCall(
+                "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)])
             try await waitForAdvertisements(world, count: 0)
             try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
                 $0.contains(#""centrals":1"#) && $0.contains(#""advertising":false"#)
@@ -163,7 +185,8 @@ struct PeripheralProtocolTests {
             try await world.waitForApplication()
             try await world.connectCentral()
             try await readEventually(world, equals: "kept-across-restarts")
-            #expect(restarted.errorOutput.contains("peripheral.values.restored"), "\(restarted.errorOutput.suffix(2000))")
+            #expect(
+                restarted.errorOutput.contains("peripheral.values.restored"), "\(restarted.errorOutput.suffix(2000))")
             await restarted.stop()
         }
     }
@@ -174,8 +197,10 @@ struct PeripheralProtocolTests {
         let deadline = ContinuousClock.now + .seconds(20)
         var value: [UInt8] = []
         while ContinuousClock.now < deadline {
-            value = try await world.centralCall(
-                "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]).last?.bytes ?? []
+            value =
+                try await world.centralCall(
+                    "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]
+                ).last?.bytes ?? []
             if value == Array(expected.utf8) { return }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -193,7 +218,10 @@ struct PeripheralProtocolTests {
             let deadline = ContinuousClock.now + .seconds(20)
             var value: [UInt8] = []
             while ContinuousClock.now < deadline && value != Array("after-restart".utf8) {
-                value = try await world.centralCall("ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]).last?.bytes ?? []
+                value =
+                    try await world.centralCall(
+                        "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]
+                    ).last?.bytes ?? []
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(value == Array("after-restart".utf8))
@@ -204,17 +232,17 @@ struct PeripheralProtocolTests {
         let directory = try makeTemporaryDirectory("gattway-advert")
         let path = directory + "/config.yaml"
         try """
-            mqtt: { url: "mqtt://127.0.0.1:1883" }
-            peripheral:
-              advertise:
-                local_name: a-name-that-is-rather-long
-                service_uuids: ["\(PeripheralWorld.service)"]
-                manufacturer_data: { company_id: 0x0059, data: "00112233445566778899" }
-              services:
-                - uuid: "\(PeripheralWorld.service)"
-                  characteristics:
-                    - { uuid: "\(PeripheralWorld.tx)", flags: [read], source_topic: test/tx }
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        mqtt: { url: "mqtt://127.0.0.1:1883" }
+        peripheral:
+          advertise:
+            local_name: a-name-that-is-rather-long
+            service_uuids: ["\(PeripheralWorld.service)"]
+            manufacturer_data: { company_id: 0x0059, data: "00112233445566778899" }
+          services:
+            - uuid: "\(PeripheralWorld.service)"
+              characteristics:
+                - { uuid: "\(PeripheralWorld.tx)", flags: [read], source_topic: test/tx }
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         let result = try await GattwayBinary.run(["check-config", path])
         #expect(result.status != 0)
         #expect(result.stderr.contains("bytes"), "stderr: \(result.stderr)")

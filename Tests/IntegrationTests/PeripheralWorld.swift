@@ -88,10 +88,16 @@ final class PeripheralWorld: EndToEndWorld {
         throw TestWorldError("gattway's GATT application was not registered within \(timeout)")
     }
 
-    func connectCentral(_ address: String = PeripheralWorld.central, rate: Double = 0, buffer: UInt32 = 32) async throws {
-        _ = try await centralCall("Connect", [.string(address), .stringVariantDictionary([
-            "mtu": .uint16(64), "rate": .double(rate), "buffer": .uint32(buffer),
-        ])])
+    func connectCentral(_ address: String = PeripheralWorld.central, rate: Double = 0, buffer: UInt32 = 32) async throws
+    {
+        _ = try await centralCall(
+            "Connect",
+            [
+                .string(address),
+                .stringVariantDictionary([
+                    "mtu": .uint16(64), "rate": .double(rate), "buffer": .uint32(buffer),
+                ]),
+            ])
     }
 
     func received(

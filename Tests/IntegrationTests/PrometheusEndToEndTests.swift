@@ -1,7 +1,7 @@
 import BridgeCore
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `metrics.prometheus.listen`: the built binary serves its metrics on `/metrics`, read here by Python's
 /// `prometheus_client` parser. The gateway has a `gateway_id`, so it runs the fleet protocol and exports its metrics.
@@ -46,14 +46,17 @@ struct PrometheusEndToEndTests {
             #expect(fleet.families["gattway_fleet_claims_published"]?.type == "counter")
             #expect((fleet.counter("gattway_fleet_claims_published") ?? 0) >= 1)
             let exported = Set(fleet.families.values.flatMap { $0.samples.map(\.name) })
-            let declared = Set(FleetMetricNames.all.map { name in
-                let prometheus = name.replacingOccurrences(of: ".", with: "_")
-                return FleetMetricNames.counters.contains(name) ? prometheus + "_total" : prometheus
-            })
+            let declared = Set(
+                FleetMetricNames.all.map { name in
+                    let prometheus = name.replacingOccurrences(of: ".", with: "_")
+                    return FleetMetricNames.counters.contains(name) ? prometheus + "_total" : prometheus
+                })
             let queried = try Self.dashboardSeries()
             #expect(queried.count >= 10)
             #expect(queried.contains("gattway_central_notifications_total"))
-            #expect(declared.subtracting(exported).isEmpty, "fleet metrics not exported: \(declared.subtracting(exported).sorted())")
+            #expect(
+                declared.subtracting(exported).isEmpty,
+                "fleet metrics not exported: \(declared.subtracting(exported).sorted())")
             let unknown = queried.subtracting(exported)
             #expect(unknown.isEmpty, "the dashboard queries series nobody exports: \(unknown.sorted())")
         }
@@ -64,7 +67,9 @@ struct PrometheusEndToEndTests {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
-            await #expect(throws: (any Error).self) { try await PrometheusScrape.scrape("http://127.0.0.1:\(port)/metrics") }
+            await #expect(throws: (any Error).self) {
+                try await PrometheusScrape.scrape("http://127.0.0.1:\(port)/metrics")
+            }
         }
     }
 
@@ -73,7 +78,9 @@ struct PrometheusEndToEndTests {
         let data = try Data(contentsOf: URL(fileURLWithPath: packageRoot + "/deploy/grafana/gattway-fleet.json"))
         let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let panels = try #require(dashboard["panels"] as? [[String: Any]])
-        let expressions = panels.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
+        let expressions = panels.flatMap {
+            ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String }
+        }
         let pattern = try NSRegularExpression(pattern: "\\bgattway_[a-z0-9_]+")
         var names: Set<String> = []
         for expression in expressions {
@@ -87,7 +94,8 @@ struct PrometheusEndToEndTests {
     }
 
     /// Scrapes until `accept` holds (the counter is bumped just after the value is handed to MQTT).
-    private static func scrape(_ url: String, until accept: (PrometheusScrape) -> Bool) async throws -> PrometheusScrape {
+    private static func scrape(_ url: String, until accept: (PrometheusScrape) -> Bool) async throws -> PrometheusScrape
+    {
         let deadline = ContinuousClock.now + .seconds(20)
         var last: PrometheusScrape?
         while ContinuousClock.now < deadline {
@@ -97,6 +105,7 @@ struct PrometheusEndToEndTests {
             }
             try await Task.sleep(for: .milliseconds(200))
         }
-        throw TestWorldError("no scrape of \(url) as expected within 20 s; last: \(String(describing: last?.families.keys.sorted()))")
+        throw TestWorldError(
+            "no scrape of \(url) as expected within 20 s; last: \(String(describing: last?.families.keys.sorted()))")
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// What the fleet protocol relies on, checked on a real two-node RabbitMQ cluster with the MQTT plugin (Debian 12's
 /// RabbitMQ 3.10, MQTT 3.1.1 only) with mosquitto's own clients and the built gattway: live messages, Last Wills and
@@ -31,9 +31,11 @@ struct RabbitMQClusterTests {
 
     /// A message published on node 1 reaches a subscriber on node 2.
     private func checkLiveMessagesCrossNodes(_ cluster: RabbitMQCluster) async throws {
-        let node1 = cluster.nodes[0].mqttPort, node2 = cluster.nodes[1].mqttPort
+        let node1 = cluster.nodes[0].mqttPort
+        let node2 = cluster.nodes[1].mqttPort
         let observer = try await MQTTObserver(port: node2, filters: ["fleet/#"], protocolVersion: "311")
-        try await MQTTObserver.publish(port: node1, topic: "fleet/sightings/hall", payload: "heard", extraArguments: ["-V", "311"])
+        try await MQTTObserver.publish(
+            port: node1, topic: "fleet/sightings/hall", payload: "heard", extraArguments: ["-V", "311"])
         let message = try await observer.waitForMessage(on: "fleet/sightings/hall")
         #expect(message.payload == "heard")
         await observer.stop()
@@ -41,7 +43,8 @@ struct RabbitMQClusterTests {
 
     /// The Last Will of a client on node 1 killed with SIGKILL reaches a subscriber on node 2.
     private func checkLastWillCrossesNodes(_ cluster: RabbitMQCluster) async throws {
-        let node1 = cluster.nodes[0].mqttPort, node2 = cluster.nodes[1].mqttPort
+        let node1 = cluster.nodes[0].mqttPort
+        let node2 = cluster.nodes[1].mqttPort
         let observer = try await MQTTObserver(port: node2, filters: ["fleet/bridge/+/state"], protocolVersion: "311")
         let gateway = try await WillClient.start(
             port: node1, clientID: "gateway-hall", willTopic: "fleet/bridge/hall/state", willPayload: "offline")
@@ -54,10 +57,12 @@ struct RabbitMQClusterTests {
     /// A retained message is kept by the node that received it: a new subscriber there gets it, a new subscriber on
     /// the other node does not, and a filter with a wildcard gets none even on the same node.
     private func checkRetainedMessagesStayOnTheirNode(_ cluster: RabbitMQCluster) async throws {
-        let node1 = cluster.nodes[0].mqttPort, node2 = cluster.nodes[1].mqttPort
+        let node1 = cluster.nodes[0].mqttPort
+        let node2 = cluster.nodes[1].mqttPort
         let claim = "fleet/owner/lock"
         try await MQTTObserver.publish(
-            port: node1, topic: claim, payload: #"{"gateway":"hall","term":1}"#, retain: true, extraArguments: ["-V", "311"])
+            port: node1, topic: claim, payload: #"{"gateway":"hall","term":1}"#, retain: true,
+            extraArguments: ["-V", "311"])
 
         let sameNode = try await MQTTObserver(port: node1, filters: [claim], protocolVersion: "311")
         let kept = try await sameNode.waitForMessage(on: claim)
@@ -66,8 +71,10 @@ struct RabbitMQClusterTests {
         // Subscribed (the observer saw its marker), each is sent a live message after its subscription: RabbitMQ
         // sends retained messages while it handles the SUBSCRIBE, so one held for them would have come first.
         let otherNode = try await MQTTObserver(port: node2, filters: [claim, "fleet/after"], protocolVersion: "311")
-        let wildcard = try await MQTTObserver(port: node1, filters: ["fleet/owner/+", "fleet/after"], protocolVersion: "311")
-        try await MQTTObserver.publish(port: node1, topic: "fleet/after", payload: "live", extraArguments: ["-V", "311"])
+        let wildcard = try await MQTTObserver(
+            port: node1, filters: ["fleet/owner/+", "fleet/after"], protocolVersion: "311")
+        try await MQTTObserver.publish(
+            port: node1, topic: "fleet/after", payload: "live", extraArguments: ["-V", "311"])
         try await otherNode.waitForMessage(on: "fleet/after")
         try await wildcard.waitForMessage(on: "fleet/after")
         #expect(otherNode.messages(on: claim).isEmpty, "RabbitMQ 3.10 sent node 1's retained claim to node 2")
@@ -110,7 +117,8 @@ extension RabbitMQClusterTests {
         do {
             try await observer.waitForMessage(on: "gattway/bridge/hall/state", timeout: .seconds(60)) { $0 == "online" }
             try await observer.waitForMessage(on: "gattway/lock/availability", timeout: .seconds(60)) { $0 == "online" }
-            try await MQTTObserver.publish(port: node2, topic: "gattway/lock/control/set", payload: "unlock", extraArguments: ["-V", "311"])
+            try await MQTTObserver.publish(
+                port: node2, topic: "gattway/lock/control/set", payload: "unlock", extraArguments: ["-V", "311"])
             let result = try await observer.waitForMessage(on: "gattway/lock/control/set/result")
             #expect(result.payload == #"{"ok":true}"#)
             let statesBeforeKill = observer.messages(on: "gattway/bridge/hall/state").count
@@ -140,12 +148,16 @@ private struct WillClient {
 
     /// Connects and waits until the client is subscribed (it prints a marker published to it), so that the broker
     /// holds its Will.
-    static func start(port: UInt16, clientID: String, willTopic: String, willPayload: String) async throws -> WillClient {
+    static func start(port: UInt16, clientID: String, willTopic: String, willPayload: String) async throws -> WillClient
+    {
         let marker = "gattway-test/will-ready/\(UUID().uuidString)"
-        let process = try ChildProcess("mosquitto_sub", [
-            "-h", "127.0.0.1", "-p", "\(port)", "-V", "311", "-i", clientID, "-k", "5", "-q", "1",
-            "--will-topic", willTopic, "--will-payload", willPayload, "--will-qos", "1", "--will-retain", "-t", marker,
-        ])
+        let process = try ChildProcess(
+            "mosquitto_sub",
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-V", "311", "-i", clientID, "-k", "5", "-q", "1",
+                "--will-topic", willTopic, "--will-payload", willPayload, "--will-qos", "1", "--will-retain", "-t",
+                marker,
+            ])
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             try? await MQTTObserver.publish(port: port, topic: marker, payload: "ready", extraArguments: ["-V", "311"])

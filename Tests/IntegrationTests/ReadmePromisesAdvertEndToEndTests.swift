@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `<device>/advert` is change-driven (an advert heard again unchanged publishes nothing) and rate-limited (changes
 /// within `bluetooth.advert_min_interval` of the last publication are held back, and only the newest is published).
@@ -30,8 +30,12 @@ struct ReadmePromisesAdvertEndToEndTests {
             let published = world.observer.messages(on: "gattway/lock/advert").count
             // Three changes that bluetoothd hears one after the other, well within the 8 s interval.
             for rssi: Int16 in [-51, -52, -53] { try await world.control.advertise(Self.lock, rssi: rssi) }
-            try await world.observer.waitForMessage(on: "gattway/lock/advert", skipping: published) { Self.rssi($0) == -53 }
-            let held = world.observer.messages(on: "gattway/lock/advert").dropFirst(published).map { Self.rssi($0.payload) }
+            try await world.observer.waitForMessage(on: "gattway/lock/advert", skipping: published) {
+                Self.rssi($0) == -53
+            }
+            let held = world.observer.messages(on: "gattway/lock/advert").dropFirst(published).map {
+                Self.rssi($0.payload)
+            }
             #expect(held == [-53], "changes within the interval must collapse into the newest: \(held)")
             // Every publication so far differs from the one before it: an unchanged advert (the lock repeats its
             // advert four times a second) publishes nothing.
@@ -66,15 +70,20 @@ struct ReadmePromisesAdvertEndToEndTests {
             let published = world.observer.messages(on: "gattway/lock/advert").count
             // The advertised service list is not part of the advert payload: bluetoothd reports a change, the
             // payload stays the same, nothing is published.
-            try await world.control.updateAdvert(Self.lock, #"{"uuids": ["0000fff0-0000-1000-8000-00805f9b34fb", "180f"]}"#)
+            try await world.control.updateAdvert(
+                Self.lock, #"{"uuids": ["0000fff0-0000-1000-8000-00805f9b34fb", "180f"]}"#)
             try await withDeadline(.seconds(20), "bluetoothd hearing the new service list") {
                 while try await !world.control.heardUUIDs(Self.lock).contains(where: { $0.hasPrefix("0000180f") }) {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             }
             try await world.control.advertise(Self.lock, rssi: -40)
-            try await world.observer.waitForMessage(on: "gattway/lock/advert", skipping: published) { Self.rssi($0) == -40 }
-            let after = world.observer.messages(on: "gattway/lock/advert").dropFirst(published).map { Self.rssi($0.payload) }
+            try await world.observer.waitForMessage(on: "gattway/lock/advert", skipping: published) {
+                Self.rssi($0) == -40
+            }
+            let after = world.observer.messages(on: "gattway/lock/advert").dropFirst(published).map {
+                Self.rssi($0.payload)
+            }
             #expect(after == [-40], "\(after)")
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The daemon's own broker options, run as a user runs them: the built gattway against a real mosquitto that
 /// refuses anonymous clients, speaks TLS with certificates made by openssl, or hears MQTT 3.1.1.
@@ -27,7 +27,9 @@ struct ReadmePromisesBrokerOptionsEndToEndTests {
             })
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0.payload == "online" }
-            try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") { $0.payload.contains("\"bpm\":") }
+            try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") {
+                $0.payload.contains("\"bpm\":")
+            }
             #expect(await broker.log.contains("as gattway-auth"))
         }
     }
@@ -67,7 +69,9 @@ struct ReadmePromisesBrokerOptionsEndToEndTests {
             #expect(broker.url.hasPrefix("mqtts://"))
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0.payload == "online" }
             try await world.observer.publish("gattway/lock/control/set", "lock")
-            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0.payload == #"{"ok":true}"# }
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
+                $0.payload == #"{"ok":true}"#
+            }
         }
     }
 
@@ -91,7 +95,9 @@ struct ReadmePromisesBrokerOptionsEndToEndTests {
             #expect(!connected.isEmpty && connected.allSatisfy { $0.contains("(p2,") }, "\(connected)")
             #expect(log.contains { $0.contains("New client connected") && $0.contains("(p5,") }, "\(log)")
             try await world.observer.publish("gattway/lock/control/set", "unlock")
-            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0.payload == #"{"ok":true}"# }
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
+                $0.payload == #"{"ok":true}"#
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// MQTT 5 request/response: a `/set` result and a bridge response also go to the request's Response Topic,
 /// carrying its Correlation Data unchanged, so a requester can match answers to questions.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `mqtt.gateway_id` moves the gateway's own topics (state, info, metrics, …) under `bridge/<gateway_id>/` so that a
 /// fleet can share a base topic; `mqtt.metrics_interval: 0` publishes no metrics at all.
@@ -12,8 +12,12 @@ struct ReadmePromisesFleetEndToEndTests {
             extraMQTT: "  gateway_id: kitchen\n  metrics_interval: 1")
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/state") { $0 == "online" }
-            try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/info") { $0.contains(#""gateway_id":"kitchen""#) }
-            try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/metrics") { $0.contains("\"counters\"") }
+            try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/info") {
+                $0.contains(#""gateway_id":"kitchen""#)
+            }
+            try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/metrics") {
+                $0.contains("\"counters\"")
+            }
             try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/metrics", skipping: 1)
             #expect(world.observer.messages(on: "gattway/bridge/metrics").isEmpty)
             #expect(world.observer.messages(on: "gattway/bridge/state").isEmpty)
@@ -21,11 +25,14 @@ struct ReadmePromisesFleetEndToEndTests {
             // The retained state, and the Last Will with it, live under the gateway's name too.
             let late = try await MQTTPropertyObserver(
                 .init(port: world.broker.port), filters: ["gattway/bridge/kitchen/state", "gattway/bridge/state"])
-            #expect(late.messages(on: "gattway/bridge/kitchen/state").contains { $0.retained && $0.payload == "online" })
+            #expect(
+                late.messages(on: "gattway/bridge/kitchen/state").contains { $0.retained && $0.payload == "online" })
             #expect(late.messages(on: "gattway/bridge/state").isEmpty)
             await late.stop()
             world.gattway.send(SIGKILL)
-            try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/state", timeout: .seconds(90)) { $0 == "offline" }
+            try await world.observer.waitForMessage(on: "gattway/bridge/kitchen/state", timeout: .seconds(90)) {
+                $0 == "offline"
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The daemon's life as systemd and an operator see it: READY=1 only once the broker is connected, and a clean
 /// stop on SIGTERM or SIGINT that leaves no device connected in bluetoothd.
@@ -13,20 +13,27 @@ struct ReadmePromisesLifecycleEndToEndTests {
         let notify = try NotifySocket()
         let directory = try makeTemporaryDirectory("gattway-notify")
         try """
-            mqtt:
-              url: "\(broker.url)"
-              client_id: gattway-notify
-            state_dir: "\(directory)/state"
-            \(Configs.strapAndLock)
-            """.write(toFile: directory + "/config.yaml", atomically: true, encoding: .utf8)
+        mqtt:
+          url: "\(broker.url)"
+          client_id: gattway-notify
+        state_dir: "\(directory)/state"
+        \(Configs.strapAndLock)
+        """.write(toFile: directory + "/config.yaml", atomically: true, encoding: .utf8)
         let gattway = try GattwayBinary.start(
             config: directory + "/config.yaml",
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress, "NOTIFY_SOCKET": notify.path])
-        defer { Task { await gattway.stop(); await simulator.stop() } }
+        defer {
+            Task {
+                await gattway.stop()
+                await simulator.stop()
+            }
+        }
         do {
             // The daemon has tried the broker and failed: it is running, and it must not claim to be ready.
             try await withDeadline(.seconds(30), "a failed broker connection in gattway's log") {
-                while !gattway.errorOutput.contains("mqtt.connect_failed") { try await Task.sleep(for: .milliseconds(20)) }
+                while !gattway.errorOutput.contains("mqtt.connect_failed") {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
             #expect(gattway.isRunning)
             #expect(!notify.states.contains("READY=1"), "\(notify.states)")

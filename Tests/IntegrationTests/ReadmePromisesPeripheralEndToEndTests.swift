@@ -1,24 +1,29 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The local peripheral's README promises: sink messages carry `device` and `offset` user properties, and a
 /// retained source message received after a restart replaces the value kept in `state_dir`.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct ReadmePromisesPeripheralEndToEndTests {
     private func write(_ world: PeripheralWorld, _ bytes: [UInt8], kind: String) async throws -> UInt8? {
-        try await world.centralCall("WriteValue", [
-            .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes(bytes), .string(kind), .uint16(0),
-        ]).first?.byte
+        try await world.centralCall(
+            "WriteValue",
+            [
+                .string(PeripheralWorld.central), .string(PeripheralWorld.rx), .bytes(bytes), .string(kind), .uint16(0),
+            ]
+        ).first?.byte
     }
 
     private func readEventually(_ world: PeripheralWorld, equals expected: String) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         var value: [UInt8] = []
         while ContinuousClock.now < deadline {
-            value = try await world.centralCall(
-                "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]).last?.bytes ?? []
+            value =
+                try await world.centralCall(
+                    "ReadValue", [.string(PeripheralWorld.central), .string(PeripheralWorld.tx), .uint16(0)]
+                ).last?.bytes ?? []
             if value == Array(expected.utf8) { return }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -62,7 +67,9 @@ struct ReadmePromisesPeripheralEndToEndTests {
                 try await world.waitForApplication()
                 try await world.connectCentral()
                 try await readEventually(world, equals: "retained-while-stopped")
-                #expect(restarted.errorOutput.contains("peripheral.values.restored"), "\(restarted.errorOutput.suffix(2000))")
+                #expect(
+                    restarted.errorOutput.contains("peripheral.values.restored"),
+                    "\(restarted.errorOutput.suffix(2000))")
             } catch {
                 Issue.record("restarted gattway log:\n\(restarted.errorOutput.suffix(3000))")
                 await restarted.stop()

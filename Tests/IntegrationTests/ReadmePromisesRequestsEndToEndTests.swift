@@ -1,7 +1,7 @@
 import DBus
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `bridge/request/remove`, devices found by `match: {name_prefix}`, and `write: without_response`.
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -14,8 +14,9 @@ struct ReadmePromisesRequestsEndToEndTests {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
-            let removals = try await world.control.connection.signals(matching: DBusMatchRule(
-                interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+            let removals = try await world.control.connection.signals(
+                matching: DBusMatchRule(
+                    interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
             try await world.publish("gattway/bridge/request/remove", #"{"device":"lock","transaction":"r"}"#)
             let response = try await world.observer.waitForMessage(on: "gattway/bridge/response/remove")
             #expect(response.payload == #"{"ok":true,"device":"lock","transaction":"r"}"#, "\(response)")
@@ -48,7 +49,9 @@ struct ReadmePromisesRequestsEndToEndTests {
             #expect(advert.payload.contains(#""name":"Gattway Lock""#))
             try await world.observer.waitForMessage(on: "gattway/front-door/availability") { $0 == "online" }
             try await world.publish("gattway/front-door/control/set", "lock")
-            try await world.observer.waitForMessage(on: "gattway/front-door/control/set/result") { $0 == #"{"ok":true}"# }
+            try await world.observer.waitForMessage(on: "gattway/front-door/control/set/result") {
+                $0 == #"{"ok":true}"#
+            }
             #expect(try await world.control.writes(Self.lockAddress, uuid: Self.lockControl).last == Array("lock".utf8))
         }
     }
@@ -66,7 +69,9 @@ struct ReadmePromisesRequestsEndToEndTests {
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
             try await world.publish("gattway/lock/control/set", #"{"value":"unlock","transaction":5}"#)
-            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") { $0 == #"{"ok":true,"transaction":5}"# }
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
+                $0 == #"{"ok":true,"transaction":5}"#
+            }
             let writes = try await world.control.writeProcedures(Self.lockAddress, uuid: Self.lockControl)
             #expect(writes.map(\.procedure) == ["command"], "\(writes)")
             #expect(writes.map(\.value) == [Array("unlock".utf8)])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// What the README marks "retained" is there for a client that subscribes later, and `mqtt.retain: false`
 /// leaves the value topics unretained. A late subscriber is the only way to see retention: a broker delivers live
@@ -43,8 +43,9 @@ struct ReadmePromisesRetainedEndToEndTests {
                 filters: ["gattway/chest-strap/availability", "gattway/chest-strap/heart_rate"])
             // Availability stays retained (the README says so whatever `retain` is); the value does not.
             #expect(late.messages(on: "gattway/chest-strap/availability").contains { $0.retained })
-            #expect(late.messages(on: "gattway/chest-strap/heart_rate").allSatisfy { !$0.retained },
-                    "\(late.messages(on: "gattway/chest-strap/heart_rate"))")
+            #expect(
+                late.messages(on: "gattway/chest-strap/heart_rate").allSatisfy { !$0.retained },
+                "\(late.messages(on: "gattway/chest-strap/heart_rate"))")
             await late.stop()
         }
     }

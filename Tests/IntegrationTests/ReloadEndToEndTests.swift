@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// `systemctl reload gattway` (SIGHUP) applies the file's devices without dropping the others.
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -16,7 +16,8 @@ struct ReloadEndToEndTests {
     }
 
     private func rewrite(_ world: CentralWorld, _ body: String) throws {
-        let mqtt = try String(contentsOfFile: world.configPath, encoding: .utf8).components(separatedBy: "bluetooth:")[0]
+        let mqtt = try String(contentsOfFile: world.configPath, encoding: .utf8).components(separatedBy: "bluetooth:")[
+            0]
         try (mqtt + body).write(toFile: world.configPath, atomically: true, encoding: .utf8)
     }
 
@@ -49,7 +50,8 @@ struct ReloadEndToEndTests {
             // The strap kept its link: values keep coming after the reload, and it never went offline.
             let valuesBefore = world.observer.messages(on: "gattway/chest-strap/heart_rate").count
             try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate", skipping: valuesBefore)
-            #expect(!world.observer.messages(on: "gattway/chest-strap/availability").contains { $0.payload == "offline" })
+            #expect(
+                !world.observer.messages(on: "gattway/chest-strap/availability").contains { $0.payload == "offline" })
             // The lock's command topics are no longer served.
             try await world.publish("gattway/lock/control/set", "unlock")
             try await world.publish("gattway/bridge/request/devices", #"{"transaction":"after"}"#)
@@ -58,7 +60,9 @@ struct ReloadEndToEndTests {
             }
             #expect(!list.payload.contains(#""lock""#))
             #expect(world.observer.messages(on: "gattway/lock/control/set/result").isEmpty)
-            #expect(try await world.control.writes("D0:0D:10:C4:00:01", uuid: "0000fff1-0000-1000-8000-00805f9b34fb").isEmpty)
+            #expect(
+                try await world.control.writes("D0:0D:10:C4:00:01", uuid: "0000fff1-0000-1000-8000-00805f9b34fb")
+                    .isEmpty)
 
             // Back again: the lock is connected anew.
             let offlineCount = world.observer.messages(on: "gattway/lock/availability").count
@@ -75,7 +79,8 @@ struct ReloadEndToEndTests {
         let world = try await CentralWorld(scenario: "demo.yaml", config: devices(["chest-strap", "lock"]))
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/lock/availability") { $0 == "online" }
-            try rewrite(world, devices(["chest-strap", "lock"]) + "  - { name: broken, address: \"not-an-address\" }\n")
+            try rewrite(
+                world, devices(["chest-strap", "lock"]) + "  - { name: broken, address: \"not-an-address\" }\n")
             world.gattway.send(SIGHUP)
             let event = try await world.observer.waitForMessage(on: "gattway/bridge/event") {
                 $0.contains("configuration_invalid")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// SIGTERM always ends the daemon, promptly and cleanly, whatever it is waiting for.
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -32,10 +32,10 @@ struct ShutdownEndToEndTests {
         let port = try freeLoopbackPort()
         let config = directory + "/config.yaml"
         try """
-            mqtt: { url: "mqtt://127.0.0.1:\(port)", client_id: gattway-shutdown }
-            state_dir: "\(directory)/state"
-            \(Self.unreachableLock(address: "D0:0D:10:C4:99:99"))
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        mqtt: { url: "mqtt://127.0.0.1:\(port)", client_id: gattway-shutdown }
+        state_dir: "\(directory)/state"
+        \(Self.unreachableLock(address: "D0:0D:10:C4:99:99"))
+        """.write(toFile: config, atomically: true, encoding: .utf8)
         let gattway = try GattwayBinary.start(
             config: config, environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress])
         defer { gattway.send(SIGKILL) }

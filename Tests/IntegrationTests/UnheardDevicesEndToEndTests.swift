@@ -1,7 +1,7 @@
-import Foundation
-import Testing
-import TestWorld
 import DBus
+import Foundation
+import TestWorld
+import Testing
 
 /// A device found by a `match` rule that is no longer heard is let go after `bluetooth.unheard_timeout`: it does
 /// not hold a tracking slot for good, and a passive one is published offline.

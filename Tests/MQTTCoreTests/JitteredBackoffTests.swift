@@ -17,19 +17,25 @@ struct SeededRandom: RandomNumberGenerator, Sendable {
     @Test func growsExponentiallyUpToTheMaximumWithoutJitter() {
         var backoff = JitteredBackoff(initial: .milliseconds(100), maximum: .seconds(1), multiplier: 2, jitter: 0)
         let delays = (0..<6).map { _ in backoff.next() }
-        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        #expect(
+            delays == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1),
+                .seconds(1),
+            ])
         #expect(backoff.attempts == 6)
     }
 
     @Test func resetStartsOver() {
         var backoff = JitteredBackoff(initial: .milliseconds(100), maximum: .seconds(1), jitter: 0)
-        _ = backoff.next(); _ = backoff.next()
+        _ = backoff.next()
+        _ = backoff.next()
         backoff.reset()
         #expect(backoff.next() == .milliseconds(100))
     }
 
     @Test func jitterStaysWithinItsFractionAndVaries() {
-        var backoff = JitteredBackoff(initial: .seconds(1), maximum: .seconds(1), jitter: 0.5, random: SeededRandom(state: 42))
+        var backoff = JitteredBackoff(
+            initial: .seconds(1), maximum: .seconds(1), jitter: 0.5, random: SeededRandom(state: 42))
         let delays = (0..<200).map { _ in backoff.next() }
         #expect(delays.allSatisfy { $0 >= .milliseconds(500) && $0 <= .seconds(1) })
         #expect(Set(delays).count > 100)

@@ -3,8 +3,12 @@ import Testing
 
 @Suite struct MQTTBrokerURLTests {
     @Test func parsesHostsPortsAndSchemes() throws {
-        #expect(try MQTTBrokerURL(parsing: "mqtt://localhost") == MQTTBrokerURL(host: "localhost", port: 1883, usesTLS: false))
-        #expect(try MQTTBrokerURL(parsing: "mqtts://broker.example") == MQTTBrokerURL(host: "broker.example", port: 8883, usesTLS: true))
+        #expect(
+            try MQTTBrokerURL(parsing: "mqtt://localhost")
+                == MQTTBrokerURL(host: "localhost", port: 1883, usesTLS: false))
+        #expect(
+            try MQTTBrokerURL(parsing: "mqtts://broker.example")
+                == MQTTBrokerURL(host: "broker.example", port: 8883, usesTLS: true))
         #expect(try MQTTBrokerURL(parsing: "mqtt://10.0.0.2:1884/") == MQTTBrokerURL(host: "10.0.0.2", port: 1884))
         #expect(try MQTTBrokerURL(parsing: "mqtt://[::1]:1999") == MQTTBrokerURL(host: "::1", port: 1999))
         #expect(try MQTTBrokerURL(parsing: "mqtts://[fe80::1]").port == 8883)
@@ -21,7 +25,10 @@ import Testing
             _ = try MQTTBrokerURL(parsing: text)
             Issue.record("\(text) was accepted")
         } catch {
-            guard case .invalidBrokerURL(let url, let reason) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .invalidBrokerURL(let url, let reason) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(url == text)
             #expect(reason.contains(reasonFragment), "\(reason)")
         }

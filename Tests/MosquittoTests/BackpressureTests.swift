@@ -43,7 +43,9 @@ import Testing
             #expect(statistics.inboundBufferPeak <= highWater, "peak \(statistics.inboundBufferPeak)")
             #expect(statistics.readPauses > 0)
             #expect(statistics.pauseCapHits == 0)
-            print("slow consumer: \(statistics.readPauses) read pauses, \(statistics.timePaused) paused, peak \(statistics.inboundBufferPeak)")
+            print(
+                "slow consumer: \(statistics.readPauses) read pauses, \(statistics.timePaused) paused, peak \(statistics.inboundBufferPeak)"
+            )
         }
         await broker.stop()
     }

@@ -13,13 +13,18 @@ import Testing
             var events = client.connectionEvents.makeAsyncIterator()
             #expect(await events.next() == .connected)
             await broker.stop()
-            guard case .disconnected = await events.next() else { Issue.record("no disconnect event"); return "" }
+            guard case .disconnected = await events.next() else {
+                Issue.record("no disconnect event")
+                return ""
+            }
             try await broker.start()
             while let event = await events.next(), event != .connected {}
             // SUBACK for the re-subscription is not awaited by anyone; publish with retain so ordering cannot matter.
-            try await MosquittoBroker.runTool("mosquitto_pub", [
-                "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-r", "-t", "recover/after", "-m", "back",
-            ])
+            try await MosquittoBroker.runTool(
+                "mosquitto_pub",
+                [
+                    "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-r", "-t", "recover/after", "-m", "back",
+                ])
             return try await nextMessage(of: client).payloadText
         }
         #expect(received == "back")
@@ -62,7 +67,8 @@ import Testing
 
     @Test func closedPortGivesTheUnreachableError() async throws {
         let port = try freeLoopbackPort()
-        let options = MosquittoClient.Options(broker: try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)"), clientID: "closed")
+        let options = MosquittoClient.Options(
+            broker: try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)"), clientID: "closed")
         let client = MosquittoClient(options: options, logger: testLogger("closed"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await client.run() }
@@ -84,7 +90,8 @@ import Testing
     }
 
     @Test func unreadableCAFileIsATLSSetupError() async throws {
-        var options = MosquittoClient.Options(broker: try MQTTBrokerURL(parsing: "mqtts://localhost:1"), clientID: "badca")
+        var options = MosquittoClient.Options(
+            broker: try MQTTBrokerURL(parsing: "mqtts://localhost:1"), clientID: "badca")
         options.tls = .init(caFile: "/nonexistent/ca.crt")
         let client = MosquittoClient(options: options, logger: testLogger("badca"))
         await #expect {

@@ -6,8 +6,10 @@ import Testing
 @Suite(.serialized) struct DeliveryTests {
     @Test func tenThousandQoS1MessagesArriveInOrderWithoutLoss() async throws {
         let broker = try await MosquittoBroker()
-        let publisher = MosquittoClient(options: try clientOptions(broker, "publisher"), logger: testLogger("publisher"))
-        let subscriber = MosquittoClient(options: try clientOptions(broker, "subscriber"), logger: testLogger("subscriber"))
+        let publisher = MosquittoClient(
+            options: try clientOptions(broker, "publisher"), logger: testLogger("publisher"))
+        let subscriber = MosquittoClient(
+            options: try clientOptions(broker, "subscriber"), logger: testLogger("subscriber"))
         let count = 10_000
         try await withRunningClients([publisher, subscriber]) {
             try await subscriber.subscribe("bench/qos1", qos: .atLeastOnce)
@@ -19,7 +21,9 @@ import Testing
                 }
                 return numbers
             }
-            let messages = (0..<count).map { MQTTMessage(topic: "bench/qos1", payload: sequencePayload($0), qos: .atLeastOnce) }
+            let messages = (0..<count).map {
+                MQTTMessage(topic: "bench/qos1", payload: sequencePayload($0), qos: .atLeastOnce)
+            }
             try await publisher.publish(contentsOf: messages)
             try await publisher.waitForAcks(timeout: .seconds(30))
             let numbers = try await received
@@ -44,7 +48,8 @@ import Testing
     @Test func qos0WhileDisconnectedFailsButQoS1IsQueuedUntilReconnect() async throws {
         let broker = try await MosquittoBroker()
         let client = MosquittoClient(options: try clientOptions(broker, "offline"), logger: testLogger("offline"))
-        let listener = MosquittoClient(options: try clientOptions(broker, "offline-listener"), logger: testLogger("listener"))
+        let listener = MosquittoClient(
+            options: try clientOptions(broker, "offline-listener"), logger: testLogger("listener"))
         try await withRunningClients([client, listener]) {
             try await listener.subscribe("offline/#", qos: .atLeastOnce)
             await broker.stop()

@@ -7,7 +7,8 @@ import Testing
 /// The client's inbound bounds against a real broker: oversize payloads are not copied, MQTT 5 Maximum Packet Size
 /// keeps larger packets at the broker, and command subscriptions get neither retained messages nor own publishes.
 @Suite(.serialized) struct InboundLimitTests {
-    static func pub(_ broker: MosquittoBroker, _ topic: String, _ payload: String, _ extra: [String] = []) async throws {
+    static func pub(_ broker: MosquittoBroker, _ topic: String, _ payload: String, _ extra: [String] = []) async throws
+    {
         try await MosquittoBroker.runTool(
             "mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", topic, "-m", payload] + extra)
     }
@@ -79,13 +80,15 @@ import Testing
         options.inboundBuffer = .init(highWater: 1_000, lowWater: 100, highWaterBytes: 50_000)
         options.receiveMaximum = 20
         let subscriber = MosquittoClient(options: options, logger: testLogger("bytes"))
-        let publisher = MosquittoClient(options: try clientOptions(broker, "bytes-pub"), logger: testLogger("bytes-pub"))
+        let publisher = MosquittoClient(
+            options: try clientOptions(broker, "bytes-pub"), logger: testLogger("bytes-pub"))
         let count = 200
         let statistics = try await withRunningClients([subscriber, publisher]) {
             try await subscriber.subscribe("bytes", qos: .atLeastOnce)
             let messages = (0..<count).map { index in
-                MQTTMessage(topic: "bytes", payload: sequencePayload(index) + [UInt8](repeating: 7, count: 2_000),
-                            qos: .atLeastOnce)
+                MQTTMessage(
+                    topic: "bytes", payload: sequencePayload(index) + [UInt8](repeating: 7, count: 2_000),
+                    qos: .atLeastOnce)
             }
             try await publisher.publish(contentsOf: messages)
             // Nobody consumes yet: the client must pause at about 50 kB although far fewer than 1,000 messages wait.

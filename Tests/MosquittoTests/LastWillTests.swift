@@ -14,7 +14,9 @@ import Testing
         var options = try clientOptions(broker, name)
         options.protocolVersion = version
         options.will = MQTTMessage(topic: "will/\(name)", text: "offline (will)", qos: .atLeastOnce, retain: true)
-        options.shutdownMessages = [MQTTMessage(topic: "will/\(name)", text: "offline (goodbye)", qos: .atLeastOnce, retain: true)]
+        options.shutdownMessages = [
+            MQTTMessage(topic: "will/\(name)", text: "offline (goodbye)", qos: .atLeastOnce, retain: true)
+        ]
         return options
     }
 

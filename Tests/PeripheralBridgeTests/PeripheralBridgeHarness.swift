@@ -49,7 +49,8 @@ struct PeripheralBridgeHarness {
     let bridge: PeripheralBridge
 
     init(whenFull: String = "backpressure", maxConnections: Int = 4) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peripheral-bridge-\(UUID())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peripheral-bridge-\(UUID())")
+            .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let configuration = try BridgeConfiguration(
             yaml: Self.yaml(stateDirectory: directory, whenFull: whenFull, maxConnections: maxConnections))

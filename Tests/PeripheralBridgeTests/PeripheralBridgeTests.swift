@@ -17,7 +17,8 @@ struct PeripheralBridgeTests {
     @Test func aSlowCentralIsDroppedAtTheStallLimitAndAnotherCentralGetsItsValue() async throws {
         let harness = try Harness()
         try await harness.run {
-            let slow = try await harness.server.acquireNotify(characteristic: Harness.a, device: Harness.phone, capacity: 1)
+            let slow = try await harness.server.acquireNotify(
+                characteristic: Harness.a, device: Harness.phone, capacity: 1)
             let other = try await harness.server.acquireNotify(characteristic: Harness.b, device: Harness.tablet)
             for index in 1...40 { try await harness.publish("test/a", "a\(index)") }
             try await harness.publish("test/b", "b1")
@@ -40,7 +41,8 @@ struct PeripheralBridgeTests {
     @Test func underADropPolicyASlowCentralLosesValuesButHoldsNobody() async throws {
         let harness = try Harness(whenFull: "drop_oldest")
         try await harness.run {
-            let slow = try await harness.server.acquireNotify(characteristic: Harness.a, device: Harness.phone, capacity: 1)
+            let slow = try await harness.server.acquireNotify(
+                characteristic: Harness.a, device: Harness.phone, capacity: 1)
             let other = try await harness.server.acquireNotify(characteristic: Harness.b, device: Harness.tablet)
             for index in 1...40 { try await harness.publish("test/a", "a\(index)") }
             try await harness.publish("test/b", "b1")
@@ -86,7 +88,9 @@ struct PeripheralBridgeTests {
             try await handler.startNotify(characteristic: Harness.a)  // a second CCC enable: the same session
             #expect(harness.server.isNotifying(characteristic: Harness.a))
             try await harness.publish("test/a", "x")
-            try await harness.server.wait(for: "x emitted") { $0.emitted(characteristic: Harness.a) == [Array("x".utf8)] }
+            try await harness.server.wait(for: "x emitted") {
+                $0.emitted(characteristic: Harness.a) == [Array("x".utf8)]
+            }
             await handler.stopNotify(characteristic: Harness.a)
             #expect(!harness.server.isNotifying(characteristic: Harness.a))
             try await harness.publish("test/a", "y")
@@ -158,7 +162,9 @@ struct PeripheralBridgeTests {
             tail.offset = 58
             try await handler.writeValue(characteristic: Harness.rx, value: [0xAA, 0xBB], options: tail)
             let published = harness.broker.published(on: "test/rx").map(\.payloadText)
-            let hex = value.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            let hex = value.map {
+                String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+            }
             #expect(published == [hex.joined(), (hex.prefix(58) + ["aa", "bb"]).joined()])
             let tooLong = await #expect(throws: BlueZError.self) {
                 try await handler.writeValue(

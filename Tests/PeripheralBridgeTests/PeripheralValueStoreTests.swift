@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import TestWorld
 import Logging
+import TestWorld
+import Testing
 
 @testable import PeripheralBridge
 

@@ -8,8 +8,11 @@ package final class BlueZSimulatorProcess: Sendable {
 
     /// Starts the simulator with `scenario` (a path, or a file name under Tests/BlueZSimulator/scenarios/) and waits
     /// until it has printed its bus address, which it does once `org.bluez` is served.
-    package convenience init(scenario: String, extraArguments: [String] = [], timeout: Duration = .seconds(120)) async throws {
-        let scenarioPath = scenario.contains("/") ? scenario : "\(packageRoot)/Tests/BlueZSimulator/scenarios/\(scenario)"
+    package convenience init(scenario: String, extraArguments: [String] = [], timeout: Duration = .seconds(120))
+        async throws
+    {
+        let scenarioPath =
+            scenario.contains("/") ? scenario : "\(packageRoot)/Tests/BlueZSimulator/scenarios/\(scenario)"
         try await self.init(
             executable: "\(packageRoot)/Tests/BlueZSimulator/bluez-sim", scenarioPath: scenarioPath,
             extraArguments: extraArguments, timeout: timeout)

@@ -105,11 +105,15 @@ package final class ChildProcess: @unchecked Sendable {
                 // The line may still be in the pipe: read to end of file before concluding it never came.
                 await waitForEndOfOutput(timeout: .seconds(2))
                 if let line = outputLines.first(where: predicate) { return line }
-                throw TestWorldError("\(name) exited with status \(process.terminationStatus) before printing the expected line; stderr: \(errorOutput)")
+                throw TestWorldError(
+                    "\(name) exited with status \(process.terminationStatus) before printing the expected line; stderr: \(errorOutput)"
+                )
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestWorldError("\(name) printed no expected line within \(timeout); stdout: \(outputLines.suffix(20)) stderr: \(errorOutput.suffix(2000))")
+        throw TestWorldError(
+            "\(name) printed no expected line within \(timeout); stdout: \(outputLines.suffix(20)) stderr: \(errorOutput.suffix(2000))"
+        )
     }
 
     /// Sends `signal` to the process.

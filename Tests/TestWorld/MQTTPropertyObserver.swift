@@ -40,7 +40,10 @@ package final class MQTTPropertyObserver: Sendable {
     ) async throws {
         self.connection = connection
         // Fields are separated by a unit separator (0x1F): payloads and properties may contain tabs and spaces.
-        var arguments = connection.arguments + ["-V", protocolVersion, "-F", "%r\u{1F}%q\u{1F}%t\u{1F}%D\u{1F}%P\u{1F}%p", "-q", "\(qos)"]
+        var arguments =
+            connection.arguments + [
+                "-V", protocolVersion, "-F", "%r\u{1F}%q\u{1F}%t\u{1F}%D\u{1F}%P\u{1F}%p", "-q", "\(qos)",
+            ]
         for filter in filters { arguments += ["-t", filter] }
         let marker = "gattway-test/ready/\(UUID().uuidString)"
         arguments += ["-t", marker]
@@ -89,7 +92,8 @@ package final class MQTTPropertyObserver: Sendable {
             if !process.isRunning { throw TestWorldError("mosquitto_sub exited: \(process.errorOutput)") }
             try await Task.sleep(for: .milliseconds(25))
         }
-        throw TestWorldError("no matching message on \(topic) within \(timeout); last there: \(messages(on: topic).suffix(5))")
+        throw TestWorldError(
+            "no matching message on \(topic) within \(timeout); last there: \(messages(on: topic).suffix(5))")
     }
 
     /// Publishes one message with `mosquitto_pub` over the same connection; `extra` adds flags such as `-r`

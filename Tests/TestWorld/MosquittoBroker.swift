@@ -48,7 +48,9 @@ package actor MosquittoBroker {
         if let aclFile { lines.append("acl_file \(aclFile)") }
         lines += extraConfiguration
         if let certificates {
-            lines += ["cafile \(certificates.caFile)", "certfile \(certificates.certFile)", "keyfile \(certificates.keyFile)"]
+            lines += [
+                "cafile \(certificates.caFile)", "certfile \(certificates.certFile)", "keyfile \(certificates.keyFile)",
+            ]
         }
         configPath = directory + "/mosquitto.conf"
         try (lines.joined(separator: "\n") + "\n").write(toFile: configPath, atomically: true, encoding: .utf8)
@@ -90,13 +92,15 @@ package actor MosquittoBroker {
         while ContinuousClock.now < deadline {
             if loopbackPortAcceptsConnections(port) { return }
             if !child.isRunning {
-                throw TestWorldError("mosquitto exited with status \(child.process.terminationStatus): \(child.errorOutput.suffix(2000))")
+                throw TestWorldError(
+                    "mosquitto exited with status \(child.process.terminationStatus): \(child.errorOutput.suffix(2000))"
+                )
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestWorldError("mosquitto on port \(port) accepts no connections after 30 s; log: \(child.errorOutput.suffix(2000))")
+        throw TestWorldError(
+            "mosquitto on port \(port) accepts no connections after 30 s; log: \(child.errorOutput.suffix(2000))")
     }
-
 
     /// Runs a command-line tool to completion, failing with its output when it exits non-zero.
     package static func runTool(_ tool: String, _ arguments: [String], currentDirectory: String? = nil) async throws {
@@ -106,7 +110,8 @@ package actor MosquittoBroker {
             throw TestWorldError("\(tool) \(arguments.joined(separator: " ")) did not finish within 30 s")
         }
         guard status == 0 else {
-            throw TestWorldError("\(tool) \(arguments.joined(separator: " ")) failed with status \(status): \(child.errorOutput)")
+            throw TestWorldError(
+                "\(tool) \(arguments.joined(separator: " ")) failed with status \(status): \(child.errorOutput)")
         }
     }
 
@@ -126,9 +131,11 @@ package actor MosquittoBroker {
         try process.run()
         process.waitUntilExit()  // openssl finishes in well under a second; its own failures end the script
         guard process.terminationStatus == 0 else {
-            throw TestWorldError("openssl could not make test certificates in \(directory) (status \(process.terminationStatus))")
+            throw TestWorldError(
+                "openssl could not make test certificates in \(directory) (status \(process.terminationStatus))")
         }
-        return Certificates(caFile: directory + "/ca.crt", certFile: directory + "/server.crt", keyFile: directory + "/server.key")
+        return Certificates(
+            caFile: directory + "/ca.crt", certFile: directory + "/server.crt", keyFile: directory + "/server.key")
     }
 
     deinit {

@@ -34,7 +34,9 @@ package final class NotifySocket: @unchecked Sendable {
         defer { lock.unlock() }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             guard count > 0 else { break }
             received.append(String(decoding: buffer[0..<count], as: UTF8.self))
         }

@@ -37,7 +37,8 @@ package enum PayloadSchemas {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw TestWorldError("\(python) is missing: run scripts/setup")
         }
-        let output = try await runTool(python, [scriptPath, casesPath, "\(packageRoot)/schemas/mqtt"], timeout: .seconds(60))
+        let output = try await runTool(
+            python, [scriptPath, casesPath, "\(packageRoot)/schemas/mqtt"], timeout: .seconds(60))
         guard let problems = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String] else {
             throw TestWorldError("unexpected validator output: \(output)")
         }

@@ -80,7 +80,8 @@ package func runTool(_ executable: String, _ arguments: [String], timeout: Durat
 {
     let result = try await runToCompletion(executable, arguments, timeout: timeout)
     guard result.status == 0 else {
-        throw TestWorldError("\(executable) \(arguments) exited with \(result.status): \(result.stderr) \(result.stdout)")
+        throw TestWorldError(
+            "\(executable) \(arguments) exited with \(result.status): \(result.stderr) \(result.stdout)")
     }
     return result.stdout
 }
@@ -95,7 +96,8 @@ package func runToCompletion(
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
     let directory = try makeTemporaryDirectory("gattway-tool")
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let outputPath = directory + "/out", errorPath = directory + "/err"
+    let outputPath = directory + "/out"
+    let errorPath = directory + "/err"
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
     let process = makeProcess(executable, arguments, environment: environment)

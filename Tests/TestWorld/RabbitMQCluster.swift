@@ -39,7 +39,8 @@ package actor RabbitMQCluster {
         precondition(nodeCount >= 1, "a cluster has at least one node")
         let server = "\(Self.toolDirectory)/rabbitmq-server"
         guard FileManager.default.isExecutableFile(atPath: server) else {
-            throw TestWorldError("RabbitMQ is missing at \(server): install Debian's rabbitmq-server (scripts/setup does)")
+            throw TestWorldError(
+                "RabbitMQ is missing at \(server): install Debian's rabbitmq-server (scripts/setup does)")
         }
         directory = try makeTemporaryDirectory("gattway-rabbitmq")
         home = directory + "/home"
@@ -113,21 +114,28 @@ package actor RabbitMQCluster {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         // The cluster's own cookie: the server and the command-line tools read $HOME/.erlang.cookie, owner-only.
         let cookie = home + "/.erlang.cookie"
-        try UUID().uuidString.replacingOccurrences(of: "-", with: "").write(toFile: cookie, atomically: true, encoding: .utf8)
+        try UUID().uuidString.replacingOccurrences(of: "-", with: "").write(
+            toFile: cookie, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: cookie)
         // The cluster's own epmd, in the foreground so that it is a child of the test and dies with it.
         let epmd = try ChildProcess("epmd", ["-port", "\(epmdPort)"], environment: ["HOME": home])
         self.epmd = epmd
-        try await Self.waitUntilAccepting(port: epmdPort, deadline: deadline, what: "epmd") { epmd.isRunning ? nil : epmd.errorOutput }
+        try await Self.waitUntilAccepting(port: epmdPort, deadline: deadline, what: "epmd") {
+            epmd.isRunning ? nil : epmd.errorOutput
+        }
 
         for node in nodes {
             try FileManager.default.createDirectory(atPath: node.directory, withIntermediateDirectories: true)
-            try configuration(of: node).write(toFile: node.directory + "/rabbitmq.conf", atomically: true, encoding: .utf8)
+            try configuration(of: node).write(
+                toFile: node.directory + "/rabbitmq.conf", atomically: true, encoding: .utf8)
             _ = try await rabbitmqPlugins(node, ["enable", "--offline", "rabbitmq_mqtt"], timeout: deadline - .now)
         }
         for node in nodes {
             // RUNNING_UNDER_SYSTEMD makes the script exec the Erlang VM, so the child is the node itself.
-            processes.append(try ChildProcess("\(Self.toolDirectory)/rabbitmq-server", [], environment: environment(of: node).merging(["RUNNING_UNDER_SYSTEMD": "1"]) { $1 }))
+            processes.append(
+                try ChildProcess(
+                    "\(Self.toolDirectory)/rabbitmq-server", [],
+                    environment: environment(of: node).merging(["RUNNING_UNDER_SYSTEMD": "1"]) { $1 }))
         }
         for index in nodes.indices {
             try await waitUntilMQTT(node: index, deadline: deadline, during: "start")
@@ -184,7 +192,8 @@ package actor RabbitMQCluster {
             port: node.mqttPort, deadline: deadline, what: "RabbitMQ node \(node.name)'s MQTT listener after \(step)"
         ) {
             process.isRunning
-                ? nil : "the node exited with status \(process.process.terminationStatus): \(process.errorOutput.suffix(2000)) \(Self.tail(of: node.logFile))"
+                ? nil
+                : "the node exited with status \(process.process.terminationStatus): \(process.errorOutput.suffix(2000)) \(Self.tail(of: node.logFile))"
         }
     }
 
@@ -215,7 +224,8 @@ package actor RabbitMQCluster {
         let (status, stdout, stderr) = try await runToCompletion(
             "\(Self.toolDirectory)/\(name)", arguments, environment: environment(of: node), timeout: timeout)
         guard status == 0 else {
-            throw TestWorldError("\(command) failed with status \(status): \(stderr.suffix(2000)) \(stdout.suffix(1000))")
+            throw TestWorldError(
+                "\(command) failed with status \(status): \(stderr.suffix(2000)) \(stdout.suffix(1000))")
         }
         return stdout
     }

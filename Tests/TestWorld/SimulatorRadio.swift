@@ -1,6 +1,6 @@
 package import DBus
-import Logging
 import Foundation
+import Logging
 
 /// The simulator's air as a fleet test moves it: which adapter hears which peripheral and how strongly, and which
 /// adapter holds a peripheral's one link. Driven through the simulator's control interface (org.gattway.Simulator1)
@@ -98,7 +98,8 @@ package struct SimulatorRadio: Sendable {
             if last == rssi { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestWorldError("\(adapter) did not show \(device) at RSSI \(rssi) within \(timeout) (last: \(String(describing: last)))")
+        throw TestWorldError(
+            "\(adapter) did not show \(device) at RSSI \(rssi) within \(timeout) (last: \(String(describing: last)))")
     }
 
     /// `org.bluez.Device1.Connected` of `device` on `adapter` (false while that adapter has no device object).

@@ -78,11 +78,13 @@ package final class BlueZGATTServer: GATTServer {
         defer { releaseSink.withLock { $0 = nil } }
         try await mappingDBusErrors {
             let owners = try await connection.nameOwnerChanges(of: BlueZName.service)
-            let changes = try await connection.signals(matching: DBusMatchRule(
-                sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
-                arg0: BlueZName.device))
-            let removals = try await connection.signals(matching: DBusMatchRule(
-                sender: BlueZName.service, interface: BlueZName.objectManager, member: "InterfacesRemoved"))
+            let changes = try await connection.signals(
+                matching: DBusMatchRule(
+                    sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
+                    arg0: BlueZName.device))
+            let removals = try await connection.signals(
+                matching: DBusMatchRule(
+                    sender: BlueZName.service, interface: BlueZName.objectManager, member: "InterfacesRemoved"))
             onEvent(try await connection.nameHasOwner(BlueZName.service) ? .stackAppeared : .stackGone)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {

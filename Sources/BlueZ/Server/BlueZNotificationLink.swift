@@ -58,7 +58,9 @@ final class BlueZNotificationLink: GATTNotificationLink {
         let result = state.withLock { state -> GATTLinkSendResult in
             guard !state.closed else { return .closed }
             while true {
-                let sent = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, length, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                let sent = value.withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, length, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                }
                 if sent >= 0 { return .sent }
                 switch errno {
                 case EINTR: continue

@@ -45,19 +45,25 @@ package final class GATTApplicationExport: Sendable {
             let characteristicPaths = service.characteristics.indices.map { "\(servicePath)/char\($0)" }
             // Exactly the properties doc/gatt-api.txt defines for a local GattService1; bluetoothd finds the
             // characteristics through the object manager, by their Service property.
-            try await connection.export(path: servicePath, interfaces: [
-                DBusInterface(name: BlueZName.gattService, properties: [
-                    DBusProperty(name: "UUID", signature: "s", source: .stored(.string(service.uuid))),
-                    DBusProperty(name: "Primary", signature: "b", source: .stored(.bool(service.primary))),
+            try await connection.export(
+                path: servicePath,
+                interfaces: [
+                    DBusInterface(
+                        name: BlueZName.gattService,
+                        properties: [
+                            DBusProperty(name: "UUID", signature: "s", source: .stored(.string(service.uuid))),
+                            DBusProperty(name: "Primary", signature: "b", source: .stored(.bool(service.primary))),
+                        ])
                 ])
-            ])
             for (index, characteristic) in service.characteristics.enumerated() {
                 let path = characteristicPaths[index]
                 try await exportCharacteristic(characteristic, id: id, path: path, servicePath: servicePath)
                 for (descriptorIndex, descriptor) in characteristic.descriptors.enumerated() {
-                    try await connection.export(path: "\(path)/desc\(descriptorIndex)", interfaces: [
-                        Self.descriptorInterface(descriptor, characteristicPath: path)
-                    ])
+                    try await connection.export(
+                        path: "\(path)/desc\(descriptorIndex)",
+                        interfaces: [
+                            Self.descriptorInterface(descriptor, characteristicPath: path)
+                        ])
                 }
                 id += 1
             }
@@ -72,29 +78,35 @@ package final class GATTApplicationExport: Sendable {
             DBusProperty(name: "UUID", signature: "s", source: .stored(.string(characteristic.uuid))),
             DBusProperty(name: "Service", signature: "o", source: .stored(.objectPath(servicePath))),
             DBusProperty(name: "Flags", signature: "as", source: .stored(.stringArray(characteristic.flags))),
-            DBusProperty(name: "Value", signature: "ay",
-                         source: .computed({ .bytes(handler.currentValue(characteristic: id)) })),
+            DBusProperty(
+                name: "Value", signature: "ay",
+                source: .computed({ .bytes(handler.currentValue(characteristic: id)) })),
         ]
         var methods = [
-            DBusMethod(name: "ReadValue", inputs: [.init("options", "a{sv}")], outputs: [.init("value", "ay")],
-                       handler: .async({ call in
-                           try await Self.replyingWithDBusErrors {
-                               [.bytes(try await handler.readValue(
-                                   characteristic: id, options: GATTRequestOptions(call.arguments.first)))]
-                           }
-                       })),
-            DBusMethod(name: "WriteValue", inputs: [.init("value", "ay"), .init("options", "a{sv}")],
-                       handler: .async({ call in
-                           guard let value = call.arguments.first?.bytes else {
-                               throw DBusError(name: BlueZName.Error.invalidArguments, message: "WriteValue needs ay")
-                           }
-                           return try await Self.replyingWithDBusErrors {
-                               try await handler.writeValue(
-                                   characteristic: id, value: value,
-                                   options: GATTRequestOptions(call.arguments.dropFirst().first))
-                               return []
-                           }
-                       })),
+            DBusMethod(
+                name: "ReadValue", inputs: [.init("options", "a{sv}")], outputs: [.init("value", "ay")],
+                handler: .async({ call in
+                    try await Self.replyingWithDBusErrors {
+                        [
+                            .bytes(
+                                try await handler.readValue(
+                                    characteristic: id, options: GATTRequestOptions(call.arguments.first)))
+                        ]
+                    }
+                })),
+            DBusMethod(
+                name: "WriteValue", inputs: [.init("value", "ay"), .init("options", "a{sv}")],
+                handler: .async({ call in
+                    guard let value = call.arguments.first?.bytes else {
+                        throw DBusError(name: BlueZName.Error.invalidArguments, message: "WriteValue needs ay")
+                    }
+                    return try await Self.replyingWithDBusErrors {
+                        try await handler.writeValue(
+                            characteristic: id, value: value,
+                            options: GATTRequestOptions(call.arguments.dropFirst().first))
+                        return []
+                    }
+                })),
         ]
         if characteristic.canNotify {
             // Exposing NotifyAcquired makes bluetoothd prefer AcquireNotify (one socket per central, no bus hop
@@ -102,34 +114,43 @@ package final class GATTApplicationExport: Sendable {
             properties.append(DBusProperty(name: "NotifyAcquired", signature: "b", source: .stored(.bool(false))))
             properties.append(DBusProperty(name: "Notifying", signature: "b", source: .stored(.bool(false))))
             methods += [
-                DBusMethod(name: "StartNotify", handler: .async({ _ in
-                    try await Self.replyingWithDBusErrors {
-                        try await handler.startNotify(characteristic: id)
+                DBusMethod(
+                    name: "StartNotify",
+                    handler: .async({ _ in
+                        try await Self.replyingWithDBusErrors {
+                            try await handler.startNotify(characteristic: id)
+                            return []
+                        }
+                    })),
+                DBusMethod(
+                    name: "StopNotify",
+                    handler: .async({ _ in
+                        await handler.stopNotify(characteristic: id)
                         return []
-                    }
-                })),
-                DBusMethod(name: "StopNotify", handler: .async({ _ in
-                    await handler.stopNotify(characteristic: id)
-                    return []
-                })),
-                DBusMethod(name: "Confirm", handler: .async({ _ in
-                    await handler.confirm(characteristic: id)
-                    return []
-                })),
-                DBusMethod(name: "AcquireNotify", inputs: [.init("options", "a{sv}")],
-                           outputs: [.init("fd", "h"), .init("mtu", "q")],
-                           handler: .async({ call in
-                               try await Self.replyingWithDBusErrors {
-                                   try await Self.acquireNotify(
-                                       characteristic: id, options: GATTRequestOptions(call.arguments.first),
-                                       handler: handler)
-                               }
-                           })),
+                    })),
+                DBusMethod(
+                    name: "Confirm",
+                    handler: .async({ _ in
+                        await handler.confirm(characteristic: id)
+                        return []
+                    })),
+                DBusMethod(
+                    name: "AcquireNotify", inputs: [.init("options", "a{sv}")],
+                    outputs: [.init("fd", "h"), .init("mtu", "q")],
+                    handler: .async({ call in
+                        try await Self.replyingWithDBusErrors {
+                            try await Self.acquireNotify(
+                                characteristic: id, options: GATTRequestOptions(call.arguments.first),
+                                handler: handler)
+                        }
+                    })),
             ]
         }
-        try await connection.export(path: path, interfaces: [
-            DBusInterface(name: BlueZName.gattCharacteristic, methods: methods, properties: properties)
-        ])
+        try await connection.export(
+            path: path,
+            interfaces: [
+                DBusInterface(name: BlueZName.gattCharacteristic, methods: methods, properties: properties)
+            ])
     }
 
     private static func descriptorInterface(
@@ -139,18 +160,20 @@ package final class GATTApplicationExport: Sendable {
         return DBusInterface(
             name: BlueZName.gattDescriptor,
             methods: [
-                DBusMethod(name: "ReadValue", inputs: [.init("options", "a{sv}")], outputs: [.init("value", "ay")],
-                           handler: .sync({ call in
-                               let offset = GATTRequestOptions(call.arguments.first).offset
-                               guard offset <= value.count else {
-                                   throw DBusError(GATTServerError.invalidOffset(offset, value.count))
-                               }
-                               return [.bytes(Array(value[offset...]))]
-                           })),
-                DBusMethod(name: "WriteValue", inputs: [.init("value", "ay"), .init("options", "a{sv}")],
-                           handler: .sync({ _ in
-                               throw DBusError(name: BlueZName.Error.notPermitted, message: "descriptor is constant")
-                           })),
+                DBusMethod(
+                    name: "ReadValue", inputs: [.init("options", "a{sv}")], outputs: [.init("value", "ay")],
+                    handler: .sync({ call in
+                        let offset = GATTRequestOptions(call.arguments.first).offset
+                        guard offset <= value.count else {
+                            throw DBusError(GATTServerError.invalidOffset(offset, value.count))
+                        }
+                        return [.bytes(Array(value[offset...]))]
+                    })),
+                DBusMethod(
+                    name: "WriteValue", inputs: [.init("value", "ay"), .init("options", "a{sv}")],
+                    handler: .sync({ _ in
+                        throw DBusError(name: BlueZName.Error.notPermitted, message: "descriptor is constant")
+                    })),
             ],
             properties: [
                 DBusProperty(name: "UUID", signature: "s", source: .stored(.string(descriptor.uuid))),

@@ -32,38 +32,51 @@ package final class LEAdvertisementExport: Sendable {
             DBusProperty(name: "Discoverable", signature: "b", source: .stored(.bool(content.discoverable))),
         ]
         if !content.serviceUUIDs.isEmpty {
-            properties.append(DBusProperty(name: "ServiceUUIDs", signature: "as",
-                                           source: .stored(.stringArray(content.serviceUUIDs))))
+            properties.append(
+                DBusProperty(
+                    name: "ServiceUUIDs", signature: "as",
+                    source: .stored(.stringArray(content.serviceUUIDs))))
         }
         if let name = content.localName {
             properties.append(DBusProperty(name: "LocalName", signature: "s", source: .stored(.string(name))))
         }
         if let manufacturer = content.manufacturerData {
-            properties.append(DBusProperty(name: "ManufacturerData", signature: "a{qv}",
-                                           source: .stored(.uint16VariantDictionary([manufacturer.companyID: .bytes(manufacturer.data)]))))
+            properties.append(
+                DBusProperty(
+                    name: "ManufacturerData", signature: "a{qv}",
+                    source: .stored(.uint16VariantDictionary([manufacturer.companyID: .bytes(manufacturer.data)]))))
         }
         if let service = content.serviceData {
-            properties.append(DBusProperty(name: "ServiceData", signature: "a{sv}",
-                                           source: .stored(.stringVariantDictionary([service.uuid: .bytes(service.data)]))))
+            properties.append(
+                DBusProperty(
+                    name: "ServiceData", signature: "a{sv}",
+                    source: .stored(.stringVariantDictionary([service.uuid: .bytes(service.data)]))))
         }
         if !content.includes.isEmpty {
-            properties.append(DBusProperty(name: "Includes", signature: "as", source: .stored(.stringArray(content.includes))))
+            properties.append(
+                DBusProperty(name: "Includes", signature: "as", source: .stored(.stringArray(content.includes))))
         }
         if let appearance = content.appearance {
             properties.append(DBusProperty(name: "Appearance", signature: "q", source: .stored(.uint16(appearance))))
         }
         let onRelease = self.onRelease
         let logger = self.logger
-        try await connection.export(path: path, interfaces: [
-            DBusInterface(
-                name: BlueZName.advertisement,
-                methods: [DBusMethod(name: "Release", handler: .sync({ _ in
-                    logger.notice("advertisement.released")
-                    onRelease()
-                    return []
-                }))],
-                properties: properties)
-        ])
+        try await connection.export(
+            path: path,
+            interfaces: [
+                DBusInterface(
+                    name: BlueZName.advertisement,
+                    methods: [
+                        DBusMethod(
+                            name: "Release",
+                            handler: .sync({ _ in
+                                logger.notice("advertisement.released")
+                                onRelease()
+                                return []
+                            }))
+                    ],
+                    properties: properties)
+            ])
     }
 
     package func register(adapterPath: String) async throws {

@@ -20,5 +20,7 @@ package struct SeqPacketSocketPair: Sendable {
 
 package struct SocketPairError: Error, CustomStringConvertible {
     package let errno: Int32
-    package var description: String { "socketpair(AF_UNIX, SOCK_SEQPACKET) failed: \(String(cString: strerror(errno)))" }
+    package var description: String {
+        "socketpair(AF_UNIX, SOCK_SEQPACKET) failed: \(String(cString: strerror(errno)))"
+    }
 }

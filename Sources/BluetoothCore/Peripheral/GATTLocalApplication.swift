@@ -51,7 +51,9 @@ package struct GATTLocalApplication: Sendable {
     /// Every characteristic with its id (declaration order across services).
     package var characteristicIDs: [(id: Int, characteristic: Characteristic)] {
         var out: [(Int, Characteristic)] = []
-        for service in services { for characteristic in service.characteristics { out.append((out.count, characteristic)) } }
+        for service in services {
+            for characteristic in service.characteristics { out.append((out.count, characteristic)) }
+        }
         return out
     }
 }

@@ -8,7 +8,8 @@ package enum DeviceNameText {
         var bytes = Array(bytes.prefix(maximumBytes))
         // A name padded with NULs ends at the first one.
         if let end = bytes.firstIndex(of: 0) { bytes = Array(bytes[..<end]) }
-        let text = String(validating: bytes, as: UTF8.self)
+        let text =
+            String(validating: bytes, as: UTF8.self)
             ?? String(decoding: bytes.map { $0 < 0x80 ? $0 : UInt8(ascii: " ") }, as: UTF8.self)
         let trimmed = text.trimmingWhitespace()
         return trimmed.isEmpty ? nil : trimmed

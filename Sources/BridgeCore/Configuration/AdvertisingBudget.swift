@@ -74,5 +74,7 @@ package struct AdvertisingBudget: Sendable, Hashable {
             + list.joined(separator: ", ") + ")"
     }
 
-    private static func hex16(_ value: UInt16) -> String { "0x" + Hex.padded(UInt64(value), digits: 4, uppercase: true) }
+    private static func hex16(_ value: UInt16) -> String {
+        "0x" + Hex.padded(UInt64(value), digits: 4, uppercase: true)
+    }
 }

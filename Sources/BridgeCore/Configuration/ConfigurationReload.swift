@@ -43,5 +43,7 @@ package struct ConfigurationReload: Sendable, Hashable {
     }
 
     /// Whether the reload changes anything that runs.
-    package var changesDevices: Bool { !droppedDevices.isEmpty || !addedDevices.isEmpty || keptDevices.contains { $0 != $1 } }
+    package var changesDevices: Bool {
+        !droppedDevices.isEmpty || !addedDevices.isEmpty || keptDevices.contains { $0 != $1 }
+    }
 }

@@ -35,9 +35,10 @@ package struct Bindkey: Sendable, Equatable, CustomStringConvertible {
 /// `AESCCM.open` from the AESCCM module.
 /// - Parameters: ciphertext, 16-byte key, nonce, authentication tag, additional authenticated data.
 /// - Returns: the plaintext; throws when the tag does not match.
-package typealias AESCCMOpening = @Sendable (
-    _ ciphertext: [UInt8], _ key: [UInt8], _ nonce: [UInt8], _ tag: [UInt8], _ additionalData: [UInt8]
-) throws -> [UInt8]
+package typealias AESCCMOpening =
+    @Sendable (
+        _ ciphertext: [UInt8], _ key: [UInt8], _ nonce: [UInt8], _ tag: [UInt8], _ additionalData: [UInt8]
+    ) throws -> [UInt8]
 
 /// What a decoder may need beyond the advertisement: the device's bindkey and the decryption to use it with.
 package struct DecodingContext: Sendable {
@@ -168,7 +169,8 @@ extension AdvertisementFacts {
     /// The manufacturer data of a company, refused when longer than an advertisement allows.
     func boundedManufacturerData(companyID: UInt16, format: String) throws(DecoderError) -> [UInt8] {
         guard let data = manufacturerData[companyID] else {
-            throw DecoderError(.notThisFormat, "no \(format) manufacturer data (company 0x\(String(companyID, radix: 16)))")
+            throw DecoderError(
+                .notThisFormat, "no \(format) manufacturer data (company 0x\(String(companyID, radix: 16)))")
         }
         guard data.count <= Self.maximumPayloadLength else {
             throw DecoderError(.tooLong, "\(format) manufacturer data is \(data.count) bytes")

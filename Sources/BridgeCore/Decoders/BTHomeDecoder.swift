@@ -40,8 +40,9 @@ package struct BTHomeDecoder: AdvertisementDecoder {
             let counterBytes = Array(data[(data.count - 8)..<(data.count - 4)])
             let tag = Array(data[(data.count - 4)...])
             let nonce = facts.address.bytes + [0xD2, 0xFC, deviceInformation] + counterBytes
-            objects = try context.open(ciphertext: Array(data[1..<(data.count - 8)]), nonce: nonce, tag: tag,
-                                       additionalData: [], format: "BTHome")
+            objects = try context.open(
+                ciphertext: Array(data[1..<(data.count - 8)]), nonce: nonce, tag: tag,
+                additionalData: [], format: "BTHome")
             encryptionCounter = LittleEndian.unsigned(counterBytes)
         } else {
             // With a bindkey only authenticated values count; a plain packet would let anyone set them.
@@ -51,8 +52,9 @@ package struct BTHomeDecoder: AdvertisementDecoder {
             objects = Array(data.dropFirst())
         }
         let result = try Self.decodeObjects(objects)
-        return DecodedAdvertisement(format: .bthome, measurements: result.measurements, packetID: result.packetID,
-                                    encryptionCounter: encryptionCounter)
+        return DecodedAdvertisement(
+            format: .bthome, measurements: result.measurements, packetID: result.packetID,
+            encryptionCounter: encryptionCounter)
     }
 
     private struct Objects {
@@ -78,10 +80,11 @@ package struct BTHomeDecoder: AdvertisementDecoder {
                     continue
                 }
                 let isSteps = suffix == "steps"
-                result.measurements.append(DecodedMeasurement(
-                    name: namer.name(isSteps ? "\(object.name)_steps" : object.name), value: value,
-                    unit: isSteps ? nil : object.unit, deviceClass: isSteps ? nil : object.deviceClass,
-                    stateClass: isSteps ? nil : object.stateClass))
+                result.measurements.append(
+                    DecodedMeasurement(
+                        name: namer.name(isSteps ? "\(object.name)_steps" : object.name), value: value,
+                        unit: isSteps ? nil : object.unit, deviceClass: isSteps ? nil : object.deviceClass,
+                        stateClass: isSteps ? nil : object.stateClass))
             }
         }
         return result

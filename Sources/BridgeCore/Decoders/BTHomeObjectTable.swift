@@ -25,8 +25,10 @@ struct BTHomeObject: Sendable {
     let deviceClass: String?
     let stateClass: String?
 
-    init(_ name: String, _ kind: BTHomeObjectKind, unit: String? = nil, deviceClass: String? = nil,
-         stateClass: String? = "measurement") {
+    init(
+        _ name: String, _ kind: BTHomeObjectKind, unit: String? = nil, deviceClass: String? = nil,
+        stateClass: String? = "measurement"
+    ) {
         self.name = name
         self.kind = kind
         self.unit = unit
@@ -44,8 +46,12 @@ struct BTHomeObject: Sendable {
 enum BTHomeObjectTable {
     static func object(_ id: UInt8) -> BTHomeObject? { objects[id] }
 
-    private static func u(_ width: Int, _ factor: Double = 1) -> BTHomeObjectKind { .unsigned(width: width, factor: factor) }
-    private static func s(_ width: Int, _ factor: Double = 1) -> BTHomeObjectKind { .signed(width: width, factor: factor) }
+    private static func u(_ width: Int, _ factor: Double = 1) -> BTHomeObjectKind {
+        .unsigned(width: width, factor: factor)
+    }
+    private static func s(_ width: Int, _ factor: Double = 1) -> BTHomeObjectKind {
+        .signed(width: width, factor: factor)
+    }
 
     private static let objects: [UInt8: BTHomeObject] = [
         0x00: BTHomeObject("packet_id", .packetID, stateClass: nil),

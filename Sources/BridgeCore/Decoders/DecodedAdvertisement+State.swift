@@ -40,10 +40,11 @@ extension DecodedAdvertisement {
     /// `temperature 21.5 °C, battery 93 %`: the measurements for people.
     package var summary: String {
         measurements.map { measurement in
-            let value: String = switch measurement.value {
-            case .number(let number) where number == number.rounded() && abs(number) < 1e15: String(Int(number))
-            default: measurement.value.description
-            }
+            let value: String =
+                switch measurement.value {
+                case .number(let number) where number == number.rounded() && abs(number) < 1e15: String(Int(number))
+                default: measurement.value.description
+                }
             return [measurement.name, value, measurement.unit].compactMap { $0 }.joined(separator: " ")
         }.joined(separator: ", ")
     }

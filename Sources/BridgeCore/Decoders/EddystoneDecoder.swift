@@ -33,8 +33,9 @@ package struct EddystoneDecoder: AdvertisementDecoder {
     }
 
     private static func power(_ reader: inout ByteReader) throws(DecoderError) -> DecodedMeasurement {
-        DecodedMeasurement(name: "tx_power", value: .number(Double(try reader.intBE(1, "calibrated power"))),
-                           unit: "dBm", deviceClass: "signal_strength")
+        DecodedMeasurement(
+            name: "tx_power", value: .number(Double(try reader.intBE(1, "calibrated power"))),
+            unit: "dBm", deviceClass: "signal_strength")
     }
 
     private static func uid(_ reader: inout ByteReader, count: Int) throws(DecoderError) -> [DecodedMeasurement] {
@@ -71,7 +72,8 @@ package struct EddystoneDecoder: AdvertisementDecoder {
             } else if (0x21...0x7E).contains(byte) {
                 url.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                throw DecoderError(.malformed, "Eddystone URL: byte 0x\(String(byte, radix: 16)) is not a URL character")
+                throw DecoderError(
+                    .malformed, "Eddystone URL: byte 0x\(String(byte, radix: 16)) is not a URL character")
             }
         }
         return [txPower, DecodedMeasurement(name: "url", value: .text(url))]
@@ -89,21 +91,29 @@ package struct EddystoneDecoder: AdvertisementDecoder {
         let millivolts = try reader.uintBE(2, "battery voltage")
         // 0 means the beacon does not measure its battery; 0x8000 that it has no temperature sensor.
         if millivolts != 0 {
-            measurements.append(DecodedMeasurement(name: "voltage", value: .number(scaled(Double(millivolts), by: 0.001)),
-                                                   unit: "V", deviceClass: "voltage", stateClass: "measurement"))
+            measurements.append(
+                DecodedMeasurement(
+                    name: "voltage", value: .number(scaled(Double(millivolts), by: 0.001)),
+                    unit: "V", deviceClass: "voltage", stateClass: "measurement"))
         }
         let temperature = try reader.intBE(2, "temperature")
         if temperature != -0x8000 {
-            measurements.append(DecodedMeasurement(name: "temperature",
-                                                   value: .number(scaled(Double(temperature), by: 1.0 / 256)),
-                                                   unit: "°C", deviceClass: "temperature", stateClass: "measurement"))
+            measurements.append(
+                DecodedMeasurement(
+                    name: "temperature",
+                    value: .number(scaled(Double(temperature), by: 1.0 / 256)),
+                    unit: "°C", deviceClass: "temperature", stateClass: "measurement"))
         }
         let advertisements = try reader.uintBE(4, "advertisement count")
         let uptime = try reader.uintBE(4, "uptime")
-        measurements.append(DecodedMeasurement(name: "advertisement_count", value: .number(Double(advertisements)),
-                                               stateClass: "total_increasing"))
-        measurements.append(DecodedMeasurement(name: "uptime", value: .number(scaled(Double(uptime), by: 0.1)),
-                                               unit: "s", deviceClass: "duration", stateClass: "total_increasing"))
+        measurements.append(
+            DecodedMeasurement(
+                name: "advertisement_count", value: .number(Double(advertisements)),
+                stateClass: "total_increasing"))
+        measurements.append(
+            DecodedMeasurement(
+                name: "uptime", value: .number(scaled(Double(uptime), by: 0.1)),
+                unit: "s", deviceClass: "duration", stateClass: "total_increasing"))
         return measurements
     }
 }

@@ -20,14 +20,18 @@ enum EnvironmentSensing181A {
         temperature: Double, humidity: Double, batteryPercent: UInt8, batteryMillivolts: UInt32
     ) -> [DecodedMeasurement] {
         [
-            DecodedMeasurement(name: "temperature", value: .number(temperature), unit: "°C",
-                               deviceClass: "temperature", stateClass: "measurement"),
-            DecodedMeasurement(name: "humidity", value: .number(humidity), unit: "%", deviceClass: "humidity",
-                               stateClass: "measurement"),
-            DecodedMeasurement(name: "battery", value: .number(Double(batteryPercent)), unit: "%",
-                               deviceClass: "battery", stateClass: "measurement"),
-            DecodedMeasurement(name: "voltage", value: .number(scaled(Double(batteryMillivolts), by: 0.001)),
-                               unit: "V", deviceClass: "voltage", stateClass: "measurement"),
+            DecodedMeasurement(
+                name: "temperature", value: .number(temperature), unit: "°C",
+                deviceClass: "temperature", stateClass: "measurement"),
+            DecodedMeasurement(
+                name: "humidity", value: .number(humidity), unit: "%", deviceClass: "humidity",
+                stateClass: "measurement"),
+            DecodedMeasurement(
+                name: "battery", value: .number(Double(batteryPercent)), unit: "%",
+                deviceClass: "battery", stateClass: "measurement"),
+            DecodedMeasurement(
+                name: "voltage", value: .number(scaled(Double(batteryMillivolts), by: 0.001)),
+                unit: "V", deviceClass: "voltage", stateClass: "measurement"),
         ]
     }
 }
@@ -75,8 +79,9 @@ package struct ATC1441Decoder: AdvertisementDecoder {
     package func decode(
         _ facts: AdvertisementFacts, context: DecodingContext
     ) throws(DecoderError) -> DecodedAdvertisement {
-        var reader = ByteReader(try EnvironmentSensing181A.payload(facts, length: 13, format: "ATC1441"),
-                                context: "ATC1441")
+        var reader = ByteReader(
+            try EnvironmentSensing181A.payload(facts, length: 13, format: "ATC1441"),
+            context: "ATC1441")
         try reader.skip(6, "MAC")
         let temperature = scaled(Double(try reader.intBE(2, "temperature")), by: 0.1)
         let humidity = Double(try reader.uint8("humidity"))

@@ -30,13 +30,18 @@ package struct GoveeH5075Decoder: AdvertisementDecoder {
         }
         let temperature = sign * scaled(Double(magnitude / 1000), by: 0.1)
         let humidity = scaled(Double(magnitude % 1000), by: 0.1)
-        return DecodedAdvertisement(format: .goveeH5075, measurements: [
-            DecodedMeasurement(name: "temperature", value: .number(temperature), unit: "°C",
-                               deviceClass: "temperature", stateClass: "measurement"),
-            DecodedMeasurement(name: "humidity", value: .number(humidity), unit: "%", deviceClass: "humidity",
-                               stateClass: "measurement"),
-            DecodedMeasurement(name: "battery", value: .number(Double(battery)), unit: "%", deviceClass: "battery",
-                               stateClass: "measurement"),
-        ])
+        return DecodedAdvertisement(
+            format: .goveeH5075,
+            measurements: [
+                DecodedMeasurement(
+                    name: "temperature", value: .number(temperature), unit: "°C",
+                    deviceClass: "temperature", stateClass: "measurement"),
+                DecodedMeasurement(
+                    name: "humidity", value: .number(humidity), unit: "%", deviceClass: "humidity",
+                    stateClass: "measurement"),
+                DecodedMeasurement(
+                    name: "battery", value: .number(Double(battery)), unit: "%", deviceClass: "battery",
+                    stateClass: "measurement"),
+            ])
     }
 }

@@ -21,7 +21,8 @@ package struct IBeaconDecoder: AdvertisementDecoder {
         let type = try reader.uint8("type")
         let length = try reader.uint8("length")
         guard type == 0x02, length == 0x15 else {
-            throw DecoderError(.unsupported, "Apple manufacturer data of type 0x\(String(type, radix: 16)) is not an iBeacon")
+            throw DecoderError(
+                .unsupported, "Apple manufacturer data of type 0x\(String(type, radix: 16)) is not an iBeacon")
         }
         guard data.count == 23 else {
             throw DecoderError(data.count < 23 ? .truncated : .tooLong, "iBeacon: \(data.count) bytes, not 23")
@@ -31,12 +32,15 @@ package struct IBeaconDecoder: AdvertisementDecoder {
         let major = try reader.uintBE(2, "major")
         let minor = try reader.uintBE(2, "minor")
         let power = try reader.intBE(1, "measured power")
-        return DecodedAdvertisement(format: .iBeacon, measurements: [
-            DecodedMeasurement(name: "uuid", value: .text(dashed)),
-            DecodedMeasurement(name: "major", value: .number(Double(major))),
-            DecodedMeasurement(name: "minor", value: .number(Double(minor))),
-            DecodedMeasurement(name: "measured_power", value: .number(Double(power)), unit: "dBm",
-                               deviceClass: "signal_strength"),
-        ])
+        return DecodedAdvertisement(
+            format: .iBeacon,
+            measurements: [
+                DecodedMeasurement(name: "uuid", value: .text(dashed)),
+                DecodedMeasurement(name: "major", value: .number(Double(major))),
+                DecodedMeasurement(name: "minor", value: .number(Double(minor))),
+                DecodedMeasurement(
+                    name: "measured_power", value: .number(Double(power)), unit: "dBm",
+                    deviceClass: "signal_strength"),
+            ])
     }
 }

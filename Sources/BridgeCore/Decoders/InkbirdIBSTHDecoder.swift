@@ -19,7 +19,9 @@ package struct InkbirdIBSTHDecoder: AdvertisementDecoder {
         _ facts: AdvertisementFacts, context: DecodingContext
     ) throws(DecoderError) -> DecodedAdvertisement {
         guard facts.manufacturerData.count == 1, let (temperatureField, data) = facts.manufacturerData.first else {
-            throw DecoderError(.notThisFormat, "Inkbird: needs exactly one manufacturer data entry, found \(facts.manufacturerData.count)")
+            throw DecoderError(
+                .notThisFormat,
+                "Inkbird: needs exactly one manufacturer data entry, found \(facts.manufacturerData.count)")
         }
         guard data.count == 7 else {
             throw DecoderError(data.count < 7 ? .truncated : .tooLong, "Inkbird IBS-TH: \(data.count) bytes, not 7")
@@ -33,17 +35,22 @@ package struct InkbirdIBSTHDecoder: AdvertisementDecoder {
             throw DecoderError(.malformed, "Inkbird IBS-TH: probe flag \(probe) or battery \(battery) out of range")
         }
         var measurements = [
-            DecodedMeasurement(name: "temperature",
-                               value: .number(scaled(Double(Int16(bitPattern: temperatureField)), by: 0.01)),
-                               unit: "°C", deviceClass: "temperature", stateClass: "measurement"),
+            DecodedMeasurement(
+                name: "temperature",
+                value: .number(scaled(Double(Int16(bitPattern: temperatureField)), by: 0.01)),
+                unit: "°C", deviceClass: "temperature", stateClass: "measurement")
         ]
         if humidity != 0xFFFF, humidity != 0 {
-            measurements.append(DecodedMeasurement(name: "humidity", value: .number(scaled(Double(humidity), by: 0.01)),
-                                                   unit: "%", deviceClass: "humidity", stateClass: "measurement"))
+            measurements.append(
+                DecodedMeasurement(
+                    name: "humidity", value: .number(scaled(Double(humidity), by: 0.01)),
+                    unit: "%", deviceClass: "humidity", stateClass: "measurement"))
         }
         measurements.append(DecodedMeasurement(name: "external_probe", value: .bool(probe == 1)))
-        measurements.append(DecodedMeasurement(name: "battery", value: .number(Double(battery)), unit: "%",
-                                               deviceClass: "battery", stateClass: "measurement"))
+        measurements.append(
+            DecodedMeasurement(
+                name: "battery", value: .number(Double(battery)), unit: "%",
+                deviceClass: "battery", stateClass: "measurement"))
         return DecodedAdvertisement(format: .inkbirdIBSTH, measurements: measurements)
     }
 }

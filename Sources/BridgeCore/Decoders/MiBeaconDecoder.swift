@@ -47,10 +47,12 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         guard frameControl & 0x0008 != 0 else {
             // With a bindkey only authenticated values count; a plain packet would let anyone set them.
             guard context.bindkey == nil else {
-                throw DecoderError(.notEncrypted, "MiBeacon: the device has a bindkey but these objects are not encrypted")
+                throw DecoderError(
+                    .notEncrypted, "MiBeacon: the device has a bindkey but these objects are not encrypted")
             }
-            return DecodedAdvertisement(format: .mibeacon, measurements: try Self.decodeObjects(rest),
-                                        packetID: UInt32(frameCounter))
+            return DecodedAdvertisement(
+                format: .mibeacon, measurements: try Self.decodeObjects(rest),
+                packetID: UInt32(frameCounter))
         }
         guard version >= 4 else {
             throw DecoderError(.unsupported, "MiBeacon: legacy encryption of version \(version)")
@@ -62,11 +64,13 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         let extendedCounter = Array(rest[(rest.count - 7)..<(rest.count - 4)])
         let tag = Array(rest[(rest.count - 4)...])
         let nonce = Array(facts.address.bytes.reversed()) + productID + [frameCounter] + extendedCounter
-        let objects = try context.open(ciphertext: Array(rest[..<(rest.count - 7)]), nonce: nonce, tag: tag,
-                                       additionalData: [0x11], format: "MiBeacon")
+        let objects = try context.open(
+            ciphertext: Array(rest[..<(rest.count - 7)]), nonce: nonce, tag: tag,
+            additionalData: [0x11], format: "MiBeacon")
         let counter = UInt32(frameCounter) | LittleEndian.unsigned(extendedCounter) << 8
-        return DecodedAdvertisement(format: .mibeacon, measurements: try Self.decodeObjects(objects),
-                                    packetID: UInt32(frameCounter), encryptionCounter: counter)
+        return DecodedAdvertisement(
+            format: .mibeacon, measurements: try Self.decodeObjects(objects),
+            packetID: UInt32(frameCounter), encryptionCounter: counter)
     }
 
     private static func decodeObjects(_ bytes: [UInt8]) throws(DecoderError) -> [DecodedMeasurement] {

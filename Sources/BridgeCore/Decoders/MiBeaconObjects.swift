@@ -4,7 +4,8 @@ enum MiBeaconObjects {
     static func measurements(type: UInt16, value: [UInt8]) throws(DecoderError) -> [DecodedMeasurement] {
         func require(_ length: Int) throws(DecoderError) {
             guard value.count == length else {
-                throw DecoderError(.malformed, "MiBeacon: object 0x\(String(type, radix: 16)) has \(value.count) bytes, not \(length)")
+                throw DecoderError(
+                    .malformed, "MiBeacon: object 0x\(String(type, radix: 16)) has \(value.count) bytes, not \(length)")
             }
         }
         var reader = ByteReader(value, context: "MiBeacon object")
@@ -22,35 +23,52 @@ enum MiBeaconObjects {
             return [Self.temperature(temperature, factor: 0.1), Self.humidity(humidity, factor: 0.1)]
         case 0x100A, 0x4803:
             try require(1)
-            return [DecodedMeasurement(name: "battery", value: .number(Double(value[0])), unit: "%",
-                                       deviceClass: "battery", stateClass: "measurement")]
+            return [
+                DecodedMeasurement(
+                    name: "battery", value: .number(Double(value[0])), unit: "%",
+                    deviceClass: "battery", stateClass: "measurement")
+            ]
         case 0x1007:
             try require(3)
             return [illuminance(Double(try reader.uintLE(3, "illuminance")))]
         case 0x000F:
             try require(3)
-            return [DecodedMeasurement(name: "motion", value: .bool(true), deviceClass: "motion"),
-                    illuminance(Double(try reader.uintLE(3, "illuminance")))]
+            return [
+                DecodedMeasurement(name: "motion", value: .bool(true), deviceClass: "motion"),
+                illuminance(Double(try reader.uintLE(3, "illuminance"))),
+            ]
         case 0x1008:
             try require(1)
-            return [DecodedMeasurement(name: "moisture", value: .number(Double(value[0])), unit: "%",
-                                       deviceClass: "moisture", stateClass: "measurement")]
+            return [
+                DecodedMeasurement(
+                    name: "moisture", value: .number(Double(value[0])), unit: "%",
+                    deviceClass: "moisture", stateClass: "measurement")
+            ]
         case 0x1009:
             try require(2)
-            return [DecodedMeasurement(name: "conductivity", value: .number(Double(try reader.uintLE(2, "conductivity"))),
-                                       unit: "µS/cm", deviceClass: "conductivity", stateClass: "measurement")]
+            return [
+                DecodedMeasurement(
+                    name: "conductivity", value: .number(Double(try reader.uintLE(2, "conductivity"))),
+                    unit: "µS/cm", deviceClass: "conductivity", stateClass: "measurement")
+            ]
         case 0x1010:
             try require(2)
-            return [DecodedMeasurement(name: "formaldehyde",
-                                       value: .number(scaled(Double(try reader.uintLE(2, "formaldehyde")), by: 0.01)),
-                                       unit: "mg/m³", stateClass: "measurement")]
+            return [
+                DecodedMeasurement(
+                    name: "formaldehyde",
+                    value: .number(scaled(Double(try reader.uintLE(2, "formaldehyde")), by: 0.01)),
+                    unit: "mg/m³", stateClass: "measurement")
+            ]
         case 0x1012:
             try require(1)
             return [DecodedMeasurement(name: "power_on", value: .bool(value[0] != 0), deviceClass: "power")]
         case 0x1013:
             try require(1)
-            return [DecodedMeasurement(name: "consumable", value: .number(Double(value[0])), unit: "%",
-                                       stateClass: "measurement")]
+            return [
+                DecodedMeasurement(
+                    name: "consumable", value: .number(Double(value[0])), unit: "%",
+                    stateClass: "measurement")
+            ]
         case 0x1014:
             try require(1)
             return [DecodedMeasurement(name: "moisture_detected", value: .bool(value[0] != 0), deviceClass: "moisture")]
@@ -59,8 +77,11 @@ enum MiBeaconObjects {
             return [DecodedMeasurement(name: "smoke", value: .bool(value[0] != 0), deviceClass: "smoke")]
         case 0x1017:
             try require(4)
-            return [DecodedMeasurement(name: "no_motion_time", value: .number(Double(try reader.uintLE(4, "time"))),
-                                       unit: "s", deviceClass: "duration", stateClass: "measurement")]
+            return [
+                DecodedMeasurement(
+                    name: "no_motion_time", value: .number(Double(try reader.uintLE(4, "time"))),
+                    unit: "s", deviceClass: "duration", stateClass: "measurement")
+            ]
         case 0x1018:
             try require(1)
             return [DecodedMeasurement(name: "light", value: .bool(value[0] != 0), deviceClass: "light")]
@@ -73,12 +94,17 @@ enum MiBeaconObjects {
             // button index, a value, press type; press types above 2 mean different things per device model
             try require(3)
             let press = value[2]
-            let event = press == 0 ? "press" : press == 1 ? "double_press" : press == 2 ? "long_press" : "event_\(press)"
-            return [DecodedMeasurement(name: "button", value: .text(event)),
-                    DecodedMeasurement(name: "button_id", value: .number(Double(value[0])))]
+            let event =
+                press == 0 ? "press" : press == 1 ? "double_press" : press == 2 ? "long_press" : "event_\(press)"
+            return [
+                DecodedMeasurement(name: "button", value: .text(event)),
+                DecodedMeasurement(name: "button_id", value: .number(Double(value[0]))),
+            ]
         case 0x4C01:
             try require(4)
-            return [temperature(try finite(Float(bitPattern: try reader.uintLE(4, "temperature"))), factor: 1, round: 0.01)]
+            return [
+                temperature(try finite(Float(bitPattern: try reader.uintLE(4, "temperature"))), factor: 1, round: 0.01)
+            ]
         case 0x4C02:
             try require(1)
             return [humidity(Double(value[0]), factor: 1)]
@@ -98,18 +124,21 @@ enum MiBeaconObjects {
     }
 
     private static func temperature(_ raw: Double, factor: Double, round: Double? = nil) -> DecodedMeasurement {
-        DecodedMeasurement(name: "temperature", value: .number(reading(raw, by: factor, to: round)),
-                           unit: "°C", deviceClass: "temperature", stateClass: "measurement")
+        DecodedMeasurement(
+            name: "temperature", value: .number(reading(raw, by: factor, to: round)),
+            unit: "°C", deviceClass: "temperature", stateClass: "measurement")
     }
 
     private static func humidity(_ raw: Double, factor: Double, round: Double? = nil) -> DecodedMeasurement {
-        DecodedMeasurement(name: "humidity", value: .number(reading(raw, by: factor, to: round)),
-                           unit: "%", deviceClass: "humidity", stateClass: "measurement")
+        DecodedMeasurement(
+            name: "humidity", value: .number(reading(raw, by: factor, to: round)),
+            unit: "%", deviceClass: "humidity", stateClass: "measurement")
     }
 
     private static func illuminance(_ raw: Double) -> DecodedMeasurement {
-        DecodedMeasurement(name: "illuminance", value: .number(raw), unit: "lx", deviceClass: "illuminance",
-                           stateClass: "measurement")
+        DecodedMeasurement(
+            name: "illuminance", value: .number(raw), unit: "lx", deviceClass: "illuminance",
+            stateClass: "measurement")
     }
 
     /// A float value rounded to `step` (the sensor's resolution), or a scaled integer.

@@ -24,10 +24,14 @@ package struct RuuviRAWv2Decoder: AdvertisementDecoder {
             throw DecoderError(data.count < 24 ? .truncated : .tooLong, "Ruuvi RAWv2: \(data.count) bytes, not 24")
         }
         var measurements: [DecodedMeasurement] = []
-        func add(_ name: String, _ value: Double, _ unit: String?, _ deviceClass: String?,
-                 stateClass: String? = "measurement") {
-            measurements.append(DecodedMeasurement(name: name, value: .number(value), unit: unit,
-                                                   deviceClass: deviceClass, stateClass: stateClass))
+        func add(
+            _ name: String, _ value: Double, _ unit: String?, _ deviceClass: String?,
+            stateClass: String? = "measurement"
+        ) {
+            measurements.append(
+                DecodedMeasurement(
+                    name: name, value: .number(value), unit: unit,
+                    deviceClass: deviceClass, stateClass: stateClass))
         }
         let temperature = try reader.intBE(2, "temperature")
         if temperature != -0x8000 { add("temperature", scaled(Double(temperature), by: 0.005), "°C", "temperature") }
@@ -49,7 +53,8 @@ package struct RuuviRAWv2Decoder: AdvertisementDecoder {
         let movement = try reader.uint8("movement counter")
         if movement != 0xFF { add("movement_counter", Double(movement), nil, nil, stateClass: "total_increasing") }
         let sequence = try reader.uintBE(2, "measurement sequence")
-        return DecodedAdvertisement(format: .ruuviRAWv2, measurements: measurements,
-                                    packetID: sequence == 0xFFFF ? nil : sequence)
+        return DecodedAdvertisement(
+            format: .ruuviRAWv2, measurements: measurements,
+            packetID: sequence == 0xFFFF ? nil : sequence)
     }
 }

@@ -41,13 +41,18 @@ package struct SwitchBotMeterDecoder: AdvertisementDecoder {
         }
         let magnitude = Double(degrees & 0x7F) + Double(tenths) / 10
         let temperature = degrees & 0x80 != 0 ? magnitude : -magnitude
-        return DecodedAdvertisement(format: .switchBotMeter, measurements: [
-            DecodedMeasurement(name: "temperature", value: .number(temperature), unit: "°C",
-                               deviceClass: "temperature", stateClass: "measurement"),
-            DecodedMeasurement(name: "humidity", value: .number(Double(humidity)), unit: "%", deviceClass: "humidity",
-                               stateClass: "measurement"),
-            DecodedMeasurement(name: "battery", value: .number(Double(battery)), unit: "%", deviceClass: "battery",
-                               stateClass: "measurement"),
-        ])
+        return DecodedAdvertisement(
+            format: .switchBotMeter,
+            measurements: [
+                DecodedMeasurement(
+                    name: "temperature", value: .number(temperature), unit: "°C",
+                    deviceClass: "temperature", stateClass: "measurement"),
+                DecodedMeasurement(
+                    name: "humidity", value: .number(Double(humidity)), unit: "%", deviceClass: "humidity",
+                    stateClass: "measurement"),
+                DecodedMeasurement(
+                    name: "battery", value: .number(Double(battery)), unit: "%", deviceClass: "battery",
+                    stateClass: "measurement"),
+            ])
     }
 }

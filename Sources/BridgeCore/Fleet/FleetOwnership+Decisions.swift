@@ -59,7 +59,9 @@ extension FleetOwnership {
         if record.claim?.gateway == gateway {
             // A claim of this gateway's that it does not act on (left retained from before a restart or a
             // broker loss): renew it in a new term, or release it when there is no slot for it.
-            if hasSlot(for: record) { claim(device, &record, now: now, into: &actions) } else {
+            if hasSlot(for: record) {
+                claim(device, &record, now: now, into: &actions)
+            } else {
                 let release = FleetClaim.release(after: record.claim?.term ?? 0)
                 record.claim = release
                 actions.append(.publishClaim(device: device, claim: release))
@@ -138,7 +140,9 @@ extension FleetOwnership {
         record.kind == .passive || record.owning || record.pending != nil || record.startAt != nil || freeSlots > 0
     }
 
-    func start(_ device: String, _ record: inout FleetDeviceRecord, now: FleetInstant, into actions: inout [FleetAction]) {
+    func start(
+        _ device: String, _ record: inout FleetDeviceRecord, now: FleetInstant, into actions: inout [FleetAction]
+    ) {
         record.owning = true
         record.lastPublished = (record.claim?.rssi, now)
         if record.kind == .connectable { actions.append(.connect(device: device)) }

@@ -22,7 +22,9 @@ package struct FleetOwnership: Sendable {
     var lastSightings: FleetSightings?
     var lastSightingsAt: FleetInstant?
 
-    package init(gateway: String, policy: FleetPolicy = FleetPolicy(), connectionSlots: Int, pins: [String: String] = [:]) {
+    package init(
+        gateway: String, policy: FleetPolicy = FleetPolicy(), connectionSlots: Int, pins: [String: String] = [:]
+    ) {
         self.gateway = gateway
         self.policy = policy
         self.connectionSlots = connectionSlots
@@ -70,7 +72,9 @@ package struct FleetOwnership: Sendable {
 
     /// Connection slots not taken by owned (or being claimed) connectable devices.
     package var freeSlots: Int {
-        connectionSlots - devices.values.filter { $0.kind == .connectable && ($0.owning || $0.pending != nil || $0.startAt != nil) }.count
+        connectionSlots
+            - devices.values.filter { $0.kind == .connectable && ($0.owning || $0.pending != nil || $0.startAt != nil) }
+            .count
     }
 
     // MARK: Events

@@ -64,7 +64,10 @@ extension FleetClaim {
             throw FleetPayloadError(message: "claim of \(payload.count) bytes exceeds \(maximumPayloadSize)")
         }
         let json: JSONValue
-        do { json = try JSONValue(parsing: payload, limits: JSONLimits(maximumDepth: 2, maximumWidth: 8, maximumValues: 16)) } catch {
+        do {
+            json = try JSONValue(
+                parsing: payload, limits: JSONLimits(maximumDepth: 2, maximumWidth: 8, maximumValues: 16))
+        } catch {
             throw FleetPayloadError(message: "claim is not JSON: \(error)")
         }
         guard json.isObject else { throw FleetPayloadError(message: "claim is not a JSON object") }
@@ -90,7 +93,9 @@ extension FleetClaim {
         }
         var pinned = false
         if let value = json["pinned"] {
-            guard case .bool(let flag) = value else { throw FleetPayloadError(message: "claim pinned must be a boolean") }
+            guard case .bool(let flag) = value else {
+                throw FleetPayloadError(message: "claim pinned must be a boolean")
+            }
             pinned = flag
         }
         if gateway == nil, pinned { throw FleetPayloadError(message: "a release cannot be pinned") }

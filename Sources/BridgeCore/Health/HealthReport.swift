@@ -109,7 +109,8 @@ extension HealthReport {
         try container.encode(bluezPresent, forKey: .bluezPresent)
         try container.encode(adapterPowered, forKey: .adapterPowered)
         try container.encode(brokerReconnects, forKey: .brokerReconnects)
-        try container.encode(Devices(known: devicesKnown, connected: devicesConnected, owned: devicesOwned), forKey: .devices)
+        try container.encode(
+            Devices(known: devicesKnown, connected: devicesConnected, owned: devicesOwned), forKey: .devices)
         try container.encode(
             Dictionary(queues.map { ($0.name, $0.depth) }, uniquingKeysWith: max), forKey: .queues)
         // `null` rather than absent: the schema requires the key, so a reader can tell "no error" from an old gateway.

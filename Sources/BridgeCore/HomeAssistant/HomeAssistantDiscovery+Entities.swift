@@ -4,14 +4,20 @@ extension HomeAssistantDiscovery {
     /// The entity of one configured characteristic: a sensor when Gattway only reports it, a `text` (or the
     /// configured command component) when it is writable, whose `command_topic` is the characteristic's `/set`.
     /// Nil for a characteristic that is neither reported nor writable.
-    func characteristicEntity(_ characteristic: CharacteristicConfiguration, valueTopic: String) -> HomeAssistantEntity? {
+    func characteristicEntity(_ characteristic: CharacteristicConfiguration, valueTopic: String) -> HomeAssistantEntity?
+    {
         let reported = characteristic.notify || characteristic.read
         let overrides = characteristic.homeAssistant
         let component = overrides.component ?? (characteristic.write != nil ? .text : .sensor)
         guard reported || component.sendsCommands else { return nil }
         var entity = HomeAssistantEntity(
             component: component, objectID: HomeAssistantEntity.identifier(characteristic.topicName),
-            fields: [("name", .text(HomeAssistantEntity.displayName(characteristic.name ?? characteristic.uuid.shortestForm)))])
+            fields: [
+                (
+                    "name",
+                    .text(HomeAssistantEntity.displayName(characteristic.name ?? characteristic.uuid.shortestForm))
+                )
+            ])
         if reported, component != .button { entity["state_topic"] = .text(valueTopic) }
         if component.sendsCommands { entity["command_topic"] = .text(valueTopic + "/set") }
         switch component {
@@ -42,15 +48,25 @@ extension HomeAssistantDiscovery {
     static func sensorFields(of codec: PayloadCodec) -> [(String, HomeAssistantEntity.Value)] {
         switch codec {
         case .batteryLevel:
-            [("device_class", .text("battery")), ("unit_of_measurement", .text("%")), ("state_class", .text("measurement"))]
+            [
+                ("device_class", .text("battery")), ("unit_of_measurement", .text("%")),
+                ("state_class", .text("measurement")),
+            ]
         case .temperature:
-            [("device_class", .text("temperature")), ("unit_of_measurement", .text("°C")),
-             ("state_class", .text("measurement"))]
+            [
+                ("device_class", .text("temperature")), ("unit_of_measurement", .text("°C")),
+                ("state_class", .text("measurement")),
+            ]
         case .humidity:
-            [("device_class", .text("humidity")), ("unit_of_measurement", .text("%")), ("state_class", .text("measurement"))]
+            [
+                ("device_class", .text("humidity")), ("unit_of_measurement", .text("%")),
+                ("state_class", .text("measurement")),
+            ]
         case .heartRateMeasurement:
-            [("value_template", .text(template(field: "bpm"))), ("unit_of_measurement", .text("bpm")),
-             ("state_class", .text("measurement")), ("icon", .text("mdi:heart-pulse"))]
+            [
+                ("value_template", .text(template(field: "bpm"))), ("unit_of_measurement", .text("bpm")),
+                ("state_class", .text("measurement")), ("icon", .text("mdi:heart-pulse")),
+            ]
         case .integer, .float32, .float64:
             [("state_class", .text("measurement"))]
         case .raw, .hex, .base64, .utf8:
@@ -65,7 +81,9 @@ extension HomeAssistantDiscovery {
         let component = overrides?.component ?? (measurement.kind == .bool ? .binarySensor : .sensor)
         var entity = HomeAssistantEntity(
             component: component, objectID: HomeAssistantEntity.identifier(measurement.name),
-            fields: [("name", .text(HomeAssistantEntity.displayName(measurement.name))), ("state_topic", .text(stateTopic))])
+            fields: [
+                ("name", .text(HomeAssistantEntity.displayName(measurement.name))), ("state_topic", .text(stateTopic)),
+            ])
         let access = "value_json[\"\(measurement.name)\"]"
         if component == .binarySensor {
             entity["value_template"] = .text(
@@ -121,7 +139,8 @@ extension HomeAssistantDiscovery {
     private var gatewayBlock: HomeAssistantDiscoveryPayload.Device {
         HomeAssistantDiscoveryPayload.Device(
             identifiers: [gatewayNodeID], connections: nil,
-            name: configuration.mqtt.gatewayID.map { "Gattway \($0)" } ?? "Gattway", model: "Bluetooth LE to MQTT gateway",
+            name: configuration.mqtt.gatewayID.map { "Gattway \($0)" } ?? "Gattway",
+            model: "Bluetooth LE to MQTT gateway",
             manufacturer: "Gattway", viaDevice: nil, swVersion: version)
     }
 

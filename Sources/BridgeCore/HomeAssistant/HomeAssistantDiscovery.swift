@@ -77,18 +77,22 @@ package struct HomeAssistantDiscovery: Sendable {
             taken.insert(entity.objectID)
             entities.append(entity)
         }
-        var rssi = HomeAssistantEntity(component: .sensor, objectID: "rssi", fields: [
-            ("name", .text("RSSI")), ("state_topic", .text(layout.advert(device.topic))),
-            ("value_template", .text(Self.template(field: "rssi"))), ("device_class", .text("signal_strength")),
-            ("unit_of_measurement", .text("dBm")), ("state_class", .text("measurement")),
-            ("entity_category", .text("diagnostic")),
-        ])
+        var rssi = HomeAssistantEntity(
+            component: .sensor, objectID: "rssi",
+            fields: [
+                ("name", .text("RSSI")), ("state_topic", .text(layout.advert(device.topic))),
+                ("value_template", .text(Self.template(field: "rssi"))), ("device_class", .text("signal_strength")),
+                ("unit_of_measurement", .text("dBm")), ("state_class", .text("measurement")),
+                ("entity_category", .text("diagnostic")),
+            ])
         if taken.contains("rssi") { rssi.objectID = "link_rssi" }
-        var connectivity = HomeAssistantEntity(component: .binarySensor, objectID: "connectivity", fields: [
-            ("name", .text("Connectivity")), ("state_topic", .text(layout.availability(device.topic))),
-            ("payload_on", .text("online")), ("payload_off", .text("offline")),
-            ("device_class", .text("connectivity")), ("entity_category", .text("diagnostic")),
-        ])
+        var connectivity = HomeAssistantEntity(
+            component: .binarySensor, objectID: "connectivity",
+            fields: [
+                ("name", .text("Connectivity")), ("state_topic", .text(layout.availability(device.topic))),
+                ("payload_on", .text("online")), ("payload_off", .text("offline")),
+                ("device_class", .text("connectivity")), ("entity_category", .text("diagnostic")),
+            ])
         // It shows the device's link itself, so it stays available (off) while the device is offline.
         connectivity.followsDeviceAvailability = false
         if taken.contains("connectivity") { connectivity.objectID = "link_connectivity" }
@@ -97,30 +101,38 @@ package struct HomeAssistantDiscovery: Sendable {
 
     /// The gateway's own entities: its broker link, version, and tracked and connected device counts.
     package func gatewayEntities() -> [HomeAssistantEntity] {
-        var connectivity = HomeAssistantEntity(component: .binarySensor, objectID: "connectivity", fields: [
-            ("name", .text("Connectivity")), ("state_topic", .text(layout.bridgeState)),
-            ("payload_on", .text("online")), ("payload_off", .text("offline")),
-            ("device_class", .text("connectivity")), ("entity_category", .text("diagnostic")),
-        ])
+        var connectivity = HomeAssistantEntity(
+            component: .binarySensor, objectID: "connectivity",
+            fields: [
+                ("name", .text("Connectivity")), ("state_topic", .text(layout.bridgeState)),
+                ("payload_on", .text("online")), ("payload_off", .text("offline")),
+                ("device_class", .text("connectivity")), ("entity_category", .text("diagnostic")),
+            ])
         connectivity.followsDeviceAvailability = false
         return [
             connectivity,
-            HomeAssistantEntity(component: .sensor, objectID: "version", fields: [
-                ("name", .text("Version")), ("state_topic", .text(layout.bridgeInfo)),
-                ("value_template", .text(Self.template(field: "version"))), ("icon", .text("mdi:tag")),
-                ("entity_category", .text("diagnostic")),
-            ]),
-            HomeAssistantEntity(component: .sensor, objectID: "tracked_devices", fields: [
-                ("name", .text("Tracked devices")), ("state_topic", .text(layout.bridgeDevices)),
-                ("value_template", .text("{{ value_json | length }}")), ("state_class", .text("measurement")),
-                ("icon", .text("mdi:bluetooth")), ("entity_category", .text("diagnostic")),
-            ]),
-            HomeAssistantEntity(component: .sensor, objectID: "connected_devices", fields: [
-                ("name", .text("Connected devices")), ("state_topic", .text(layout.bridgeDevices)),
-                ("value_template", .text("{{ value_json | selectattr('connected') | list | length }}")),
-                ("state_class", .text("measurement")), ("icon", .text("mdi:bluetooth-connect")),
-                ("entity_category", .text("diagnostic")),
-            ]),
+            HomeAssistantEntity(
+                component: .sensor, objectID: "version",
+                fields: [
+                    ("name", .text("Version")), ("state_topic", .text(layout.bridgeInfo)),
+                    ("value_template", .text(Self.template(field: "version"))), ("icon", .text("mdi:tag")),
+                    ("entity_category", .text("diagnostic")),
+                ]),
+            HomeAssistantEntity(
+                component: .sensor, objectID: "tracked_devices",
+                fields: [
+                    ("name", .text("Tracked devices")), ("state_topic", .text(layout.bridgeDevices)),
+                    ("value_template", .text("{{ value_json | length }}")), ("state_class", .text("measurement")),
+                    ("icon", .text("mdi:bluetooth")), ("entity_category", .text("diagnostic")),
+                ]),
+            HomeAssistantEntity(
+                component: .sensor, objectID: "connected_devices",
+                fields: [
+                    ("name", .text("Connected devices")), ("state_topic", .text(layout.bridgeDevices)),
+                    ("value_template", .text("{{ value_json | selectattr('connected') | list | length }}")),
+                    ("state_class", .text("measurement")), ("icon", .text("mdi:bluetooth-connect")),
+                    ("entity_category", .text("diagnostic")),
+                ]),
         ]
     }
 

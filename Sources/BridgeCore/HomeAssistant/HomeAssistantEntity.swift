@@ -80,12 +80,14 @@ package struct HomeAssistantEntity: Sendable, Hashable {
     /// A name or key as a discovery topic level and id: `[a-zA-Z0-9_-]` only (Home Assistant's rule for
     /// `node_id` and `object_id`), anything else as `_`, lower-cased.
     package static func identifier(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.lowercased().unicodeScalars.map { scalar in
-            switch scalar {
-            case "a"..."z", "0"..."9", "_", "-": scalar
-            default: "_"
-            }
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.lowercased().unicodeScalars.map { scalar in
+                    switch scalar {
+                    case "a"..."z", "0"..."9", "_", "-": scalar
+                    default: "_"
+                    }
+                }))
     }
 
     /// `heart_rate` → `Heart rate`: a configured key as a name for people.

@@ -24,7 +24,9 @@ package struct HomeAssistantInventory: Sendable, Hashable, Codable {
         package var deviceClass: String?
         package var stateClass: String?
 
-        package init(name: String, kind: Kind, unit: String? = nil, deviceClass: String? = nil, stateClass: String? = nil) {
+        package init(
+            name: String, kind: Kind, unit: String? = nil, deviceClass: String? = nil, stateClass: String? = nil
+        ) {
             self.name = name
             self.kind = kind
             self.unit = unit
@@ -33,11 +35,12 @@ package struct HomeAssistantInventory: Sendable, Hashable, Codable {
         }
 
         package init(_ decoded: DecodedMeasurement) {
-            let kind: Kind = switch decoded.value {
-            case .number: .number
-            case .bool: .bool
-            case .text: .text
-            }
+            let kind: Kind =
+                switch decoded.value {
+                case .number: .number
+                case .bool: .bool
+                case .text: .text
+                }
             self.init(
                 name: decoded.name, kind: kind, unit: decoded.unit, deviceClass: decoded.deviceClass,
                 stateClass: decoded.stateClass)
@@ -75,11 +78,12 @@ package struct HomeAssistantInventory: Sendable, Hashable, Codable {
     /// A configured entry's identity across reloads and restarts: its selector and name. An entry whose selector
     /// or name changes is another entry, and the devices of the old one are cleared.
     package static func entryKey(of device: DeviceConfiguration) -> String {
-        let selector: String = switch device.selector {
-        case .address(let address): "address=\(address)"
-        case .match(let prefix, let service, let manufacturer):
-            "match=\(prefix ?? "")|\(service.map { "\($0)" } ?? "")|\(manufacturer.map { "\($0)" } ?? "")"
-        }
+        let selector: String =
+            switch device.selector {
+            case .address(let address): "address=\(address)"
+            case .match(let prefix, let service, let manufacturer):
+                "match=\(prefix ?? "")|\(service.map { "\($0)" } ?? "")|\(manufacturer.map { "\($0)" } ?? "")"
+            }
         return selector + "|name=\(device.name ?? "")"
     }
 

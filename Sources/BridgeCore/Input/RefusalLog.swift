@@ -7,7 +7,8 @@ package struct RefusalLog: Sendable {
     package init() {}
 
     /// A refused command or request, at `now` (a duration since a fixed origin).
-    package mutating func report(_ refusal: CommandRefusal, topic: String, at now: Duration) -> LogRateLimiter.Decision {
+    package mutating func report(_ refusal: CommandRefusal, topic: String, at now: Duration) -> LogRateLimiter.Decision
+    {
         refusal == .retained
             ? retained.report(topic, at: now) : general.report(refusal.metricReason + " " + topic, at: now)
     }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The bytes of a JSON payload Gattway publishes, from an `Encodable` type that mirrors its schema in `schemas/mqtt`.

@@ -114,10 +114,22 @@ package struct JSONWriter: Sendable {
     }
 
     /// Convenience: `"name": value` pairs.
-    package mutating func field(_ name: String, _ text: String) { key(name); value(text) }
-    package mutating func field(_ name: String, _ number: Int) { key(name); value(number) }
-    package mutating func field(_ name: String, _ number: Double) { key(name); value(number) }
-    package mutating func field(_ name: String, _ flag: Bool) { key(name); value(flag) }
+    package mutating func field(_ name: String, _ text: String) {
+        key(name)
+        value(text)
+    }
+    package mutating func field(_ name: String, _ number: Int) {
+        key(name)
+        value(number)
+    }
+    package mutating func field(_ name: String, _ number: Double) {
+        key(name)
+        value(number)
+    }
+    package mutating func field(_ name: String, _ flag: Bool) {
+        key(name)
+        value(flag)
+    }
 
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))

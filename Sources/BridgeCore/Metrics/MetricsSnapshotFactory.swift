@@ -16,7 +16,9 @@ package final class MetricsSnapshotFactory: MetricsFactory, Sendable {
         cell(.counter, label, dimensions)
     }
 
-    package func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    package func makeFloatingPointCounter(label: String, dimensions: [(String, String)])
+        -> any FloatingPointCounterHandler
+    {
         cell(.counter, label, dimensions)
     }
 
@@ -99,11 +101,26 @@ final class MetricCell: CounterHandler, FloatingPointCounterHandler, MeterHandle
     }
 
     func increment(by amount: Int64) { increment(by: Double(amount)) }
-    func increment(by amount: Double) { values.withLock { $0.total += amount; $0.last = $0.total } }
-    func decrement(by amount: Double) { values.withLock { $0.total -= amount; $0.last = $0.total } }
+    func increment(by amount: Double) {
+        values.withLock {
+            $0.total += amount
+            $0.last = $0.total
+        }
+    }
+    func decrement(by amount: Double) {
+        values.withLock {
+            $0.total -= amount
+            $0.last = $0.total
+        }
+    }
     func reset() { values.withLock { $0 = Values() } }
     func set(_ value: Int64) { set(Double(value)) }
-    func set(_ value: Double) { values.withLock { $0.last = value; $0.total = value } }
+    func set(_ value: Double) {
+        values.withLock {
+            $0.last = value
+            $0.total = value
+        }
+    }
     func record(_ value: Int64) { record(Double(value)) }
     func record(_ value: Double) {
         values.withLock { values in

@@ -33,12 +33,18 @@ package struct NotifyQueue: Sendable {
             items.append(value)
             return .queued
         case .dropOldest:
-            guard !hasRoom else { items.append(value); return .queued }
+            guard !hasRoom else {
+                items.append(value)
+                return .queued
+            }
             items.removeFirst()
             items.append(value)
             return .dropped(1)
         case .dropNewest:
-            guard !hasRoom else { items.append(value); return .queued }
+            guard !hasRoom else {
+                items.append(value)
+                return .queued
+            }
             return .dropped(1)
         case .latest:
             // Only the most recent unsent value matters: it replaces whatever still waits.

@@ -47,7 +47,9 @@ package struct WriteAssembler: Sendable {
             base = []
         } else {
             let previous = device.flatMap { lastValues[$0] } ?? []
-            guard offset <= previous.count else { return .reject(.invalidOffset(offset: offset, length: previous.count)) }
+            guard offset <= previous.count else {
+                return .reject(.invalidOffset(offset: offset, length: previous.count))
+            }
             base = Array(previous.prefix(offset))
         }
         guard end <= maximumLength else { return .reject(.tooLong(end)) }

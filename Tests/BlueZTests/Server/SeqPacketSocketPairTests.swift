@@ -7,9 +7,14 @@ import Testing
 @Suite struct PeripheralSocketPairTests {
     @Test func datagramsKeepTheirBoundaries() throws {
         let pair = try SeqPacketSocketPair()
-        defer { close(pair.local); close(pair.remote) }
+        defer {
+            close(pair.local)
+            close(pair.remote)
+        }
         for value in [[UInt8]([1, 2, 3]), [4], [5, 6]] {
-            #expect(value.withUnsafeBytes { send(pair.local, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == value.count)
+            #expect(
+                value.withUnsafeBytes { send(pair.local, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == value.count
+            )
         }
         var buffer = [UInt8](repeating: 0, count: 64)
         var received: [[UInt8]] = []
@@ -22,7 +27,10 @@ import Testing
 
     @Test func aFullSocketSaysEAGAIN() throws {
         let pair = try SeqPacketSocketPair()
-        defer { close(pair.local); close(pair.remote) }
+        defer {
+            close(pair.local)
+            close(pair.remote)
+        }
         let value = [UInt8](repeating: 7, count: 20)
         var sent = 0
         while sent < 1_000_000 {

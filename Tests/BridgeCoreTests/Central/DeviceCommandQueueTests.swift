@@ -8,9 +8,15 @@ import Testing
 
     @Test func firstCommandStartsAtOnceTheNextWaitsItsTurn() {
         var queue = Queue(capacity: 2, commandTimeout: .seconds(10))
-        guard case .start(let first) = queue.enqueue("a", at: t0) else { Issue.record("not started"); return }
+        guard case .start(let first) = queue.enqueue("a", at: t0) else {
+            Issue.record("not started")
+            return
+        }
         #expect(first.command == "a" && first.deadline == t0 + .seconds(10))
-        guard case .queued = queue.enqueue("b", at: t0 + .seconds(1)) else { Issue.record("not queued"); return }
+        guard case .queued = queue.enqueue("b", at: t0 + .seconds(1)) else {
+            Issue.record("not queued")
+            return
+        }
         let progress = queue.finished(at: t0 + .seconds(2))
         #expect(progress.start?.command == "b" && progress.expired.isEmpty)
         #expect(queue.finished(at: t0 + .seconds(3)).start == nil)
@@ -44,7 +50,10 @@ import Testing
         _ = queue.enqueue("a", at: t0)
         _ = queue.enqueue("b", at: t0)
         #expect(queue.shutdown() == ["b"])
-        guard case .refuse(_, .stopping) = queue.enqueue("c", at: t0) else { Issue.record("not refused"); return }
+        guard case .refuse(_, .stopping) = queue.enqueue("c", at: t0) else {
+            Issue.record("not refused")
+            return
+        }
         #expect(queue.finished(at: t0).start == nil)
     }
 }

@@ -24,7 +24,8 @@ import Testing
     @Test func failedConnectsBackOffExponentiallyUpToTheMaximumAndResetAfterSuccess() {
         var link = link(.always)
         _ = link.deviceTracked()
-        #expect(link.connectFailed(.failed) == [.publishAvailability(online: false), .retryConnect(after: .seconds(1))])
+        #expect(
+            link.connectFailed(.failed) == [.publishAvailability(online: false), .retryConnect(after: .seconds(1))])
         #expect(link.retryTimerFired() == [.connect])
         #expect(link.connectFailed(.failed) == [.retryConnect(after: .seconds(2))])
         #expect(link.retryTimerFired() == [.connect])
@@ -44,7 +45,8 @@ import Testing
         #expect(link.connectFailed(.inProgress) == [.retryConnect(after: .milliseconds(100))])
         #expect(link.retryTimerFired() == [.connect])
         // The third InProgress counts as a failed attempt: the long backoff and offline.
-        #expect(link.connectFailed(.inProgress) == [.publishAvailability(online: false), .retryConnect(after: .seconds(1))])
+        #expect(
+            link.connectFailed(.inProgress) == [.publishAvailability(online: false), .retryConnect(after: .seconds(1))])
     }
 
     @Test func everyLossSchedulesExactlyOneRetry() {
@@ -64,11 +66,15 @@ import Testing
         var link = link(.onDemand(idle: .seconds(30)))
         #expect(link.deviceTracked() == [])
         #expect(link.connectRequested() == [.connect])
-        #expect(link.connectSucceeded(at: t0) == [.publishAvailability(online: true), .startIdleTimer(after: .seconds(30))])
+        #expect(
+            link.connectSucceeded(at: t0) == [.publishAvailability(online: true), .startIdleTimer(after: .seconds(30))])
         link.commandFinished(at: t0 + .seconds(20))
-        #expect(link.idleTimerFired(at: t0 + .seconds(30), commandRunning: false) == [.startIdleTimer(after: .seconds(20))])
-        #expect(link.idleTimerFired(at: t0 + .seconds(50), commandRunning: true) == [.startIdleTimer(after: .seconds(30))])
-        #expect(link.idleTimerFired(at: t0 + .seconds(50), commandRunning: false) == [.disconnect(reason: "idle_timeout")])
+        #expect(
+            link.idleTimerFired(at: t0 + .seconds(30), commandRunning: false) == [.startIdleTimer(after: .seconds(20))])
+        #expect(
+            link.idleTimerFired(at: t0 + .seconds(50), commandRunning: true) == [.startIdleTimer(after: .seconds(30))])
+        #expect(
+            link.idleTimerFired(at: t0 + .seconds(50), commandRunning: false) == [.disconnect(reason: "idle_timeout")])
         #expect(link.linkLost() == [.publishAvailability(online: false)])
         #expect(link.state == .idle)
     }

@@ -68,7 +68,9 @@ import Testing
         let minimum: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0x80]
         #expect(text(try signed.decode(minimum)) == "-9223372036854775808")
         #expect(try signed.encode(payload: Array("-9223372036854775808".utf8)) == minimum)
-        #expect(throws: CodecError("\"-1\" is out of range for uint64be (0…18446744073709551615)")) { try unsigned.encode(payload: Array("-1".utf8)) }
+        #expect(throws: CodecError("\"-1\" is out of range for uint64be (0…18446744073709551615)")) {
+            try unsigned.encode(payload: Array("-1".utf8))
+        }
     }
 
     @Test func scaledIntegersAreExact() throws {

@@ -1,7 +1,7 @@
+import BluetoothCore
 import BridgeCore
 import Foundation
 import Testing
-import BluetoothCore
 
 /// The schema's `default` fields document the defaults; the validated model applies them. They must agree, for
 /// every `default` the schema has.
@@ -66,7 +66,9 @@ import BluetoothCore
         "properties/log_level": { $0.logLevel.rawValue },
         "$defs/codec": { $0.devices.first?.characteristics.first.map { "\($0.codec)" } },
         "$defs/device/properties/connect": { config in
-            guard case .always = config.devices.first?.connect else { return "\(String(describing: config.devices.first?.connect))" }
+            guard case .always = config.devices.first?.connect else {
+                return "\(String(describing: config.devices.first?.connect))"
+            }
             return "always"
         },
         "$defs/device/properties/decoder": { config in
@@ -84,7 +86,9 @@ import BluetoothCore
         "$defs/localCharacteristic/properties/queue/properties/depth": {
             localCharacteristic($0).map { "\($0.queueDepth)" }
         },
-        "$defs/localCharacteristic/properties/queue/properties/when_full": { localCharacteristic($0)?.whenFull.rawValue },
+        "$defs/localCharacteristic/properties/queue/properties/when_full": {
+            localCharacteristic($0)?.whenFull.rawValue
+        },
         "$defs/localCharacteristic/properties/descriptors/items/properties/flags": {
             localCharacteristic($0)?.descriptors.first.map { $0.flags.map(\.rawValue).joined(separator: ",") }
         },
@@ -123,7 +127,9 @@ import BluetoothCore
     @Test func everySchemaDefaultIsWhatTheModelApplies() throws {
         let defaults = try Self.schemaDefaults()
         #expect(defaults.count >= 30, "the schema walk found only \(defaults.keys.sorted())")
-        #expect(Set(defaults.keys) == Set(Self.modelValues.keys), """
+        #expect(
+            Set(defaults.keys) == Set(Self.modelValues.keys),
+            """
             schema defaults without a model check: \(Set(defaults.keys).subtracting(Self.modelValues.keys).sorted()); \
             checks for no schema default: \(Set(Self.modelValues.keys).subtracting(defaults.keys).sorted())
             """)

@@ -73,20 +73,21 @@ import Testing
 
 @Suite struct ConfigurationScalarTests {
     @Test func unquotedNumbersAreAcceptedWhereTextIsExpected() throws {
-        let config = try BridgeConfiguration(yaml: """
-            mqtt: { url: "mqtt://localhost", protocol: 5 }
-            devices:
-              - name: 42
-                address: "C4:7C:8D:6A:3E:11"
-                characteristics:
-                  - { service: 1800, uuid: 2A00, read: true }
-            peripheral:
-              advertise: { manufacturer_data: { company_id: 0x004C, data: 0102 } }
-              services:
-                - uuid: 180F
-                  characteristics:
-                    - { uuid: 2A19, flags: [read], source_topic: x/y, codec: uint8, initial_value: 100 }
-            """)
+        let config = try BridgeConfiguration(
+            yaml: """
+                mqtt: { url: "mqtt://localhost", protocol: 5 }
+                devices:
+                  - name: 42
+                    address: "C4:7C:8D:6A:3E:11"
+                    characteristics:
+                      - { service: 1800, uuid: 2A00, read: true }
+                peripheral:
+                  advertise: { manufacturer_data: { company_id: 0x004C, data: 0102 } }
+                  services:
+                    - uuid: 180F
+                      characteristics:
+                        - { uuid: 2A19, flags: [read], source_topic: x/y, codec: uint8, initial_value: 100 }
+                """)
         #expect(config.mqtt.protocolVersion == .v5)
         #expect(config.devices[0].name == "42")
         #expect(config.devices[0].characteristics[0].topicName == "1800/2a00")
@@ -96,13 +97,15 @@ import Testing
 
     @Test func unreadableFilesNameThePath() throws {
         // A missing file, and a folder where a file was expected.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gattway-config-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "gattway-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         for path in ["/nonexistent/gattway.yaml", folder.path] {
             let error = #expect(throws: ConfigurationErrors.self) { try BridgeConfiguration.load(path: path) }
             #expect(error?.errors.count == 1, "\(path)")
-            #expect(error?.errors.first?.message.hasPrefix("cannot read \(path):") == true, "\(String(describing: error))")
+            #expect(
+                error?.errors.first?.message.hasPrefix("cannot read \(path):") == true, "\(String(describing: error))")
         }
     }
 }

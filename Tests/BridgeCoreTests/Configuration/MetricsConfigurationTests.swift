@@ -14,7 +14,10 @@ import Testing
         #expect(address.description == text)
     }
 
-    @Test(arguments: ["example.com:80", "1.2.3.4", "1.2.3.4:0", "1.2.3.4:65536", "256.1.1.1:80", "[::1]9464", "[example]:80", ":80", "1.2.3.4:+80", ""])
+    @Test(arguments: [
+        "example.com:80", "1.2.3.4", "1.2.3.4:0", "1.2.3.4:65536", "256.1.1.1:80", "[::1]9464", "[example]:80", ":80",
+        "1.2.3.4:+80", "",
+    ])
     func otherListenAddressesAreRefused(_ text: String) {
         #expect(ListenAddress(parsing: text) == nil)
     }
@@ -23,10 +26,11 @@ import Testing
         let plain = try BridgeConfiguration(yaml: "mqtt: { url: \"mqtt://localhost\" }")
         #expect(plain.metrics.prometheusListen == nil)
         #expect(plain.mqtt.healthIntervalSeconds == 60)
-        let on = try BridgeConfiguration(yaml: """
-            mqtt: { url: "mqtt://localhost", health_interval: 5 }
-            metrics: { prometheus: { listen: "127.0.0.1:9464" } }
-            """)
+        let on = try BridgeConfiguration(
+            yaml: """
+                mqtt: { url: "mqtt://localhost", health_interval: 5 }
+                metrics: { prometheus: { listen: "127.0.0.1:9464" } }
+                """)
         #expect(on.metrics.prometheusListen == ListenAddress(host: "127.0.0.1", port: 9464))
         #expect(on.mqtt.healthIntervalSeconds == 5)
         #expect(throws: (any Error).self) {

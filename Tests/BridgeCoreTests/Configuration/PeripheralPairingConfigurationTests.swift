@@ -11,7 +11,8 @@ import Testing
     private func services(flags: String) -> String {
         let source = flags.contains("notify") ? ", source_topic: home/battery" : ""
         let sink = flags.contains("write") ? ", sink_topic: home/battery/set" : ""
-        return "services: [{ uuid: \"180F\", characteristics: [{ uuid: \"2A19\", flags: [\(flags)]\(source)\(sink) }] }]"
+        return
+            "services: [{ uuid: \"180F\", characteristics: [{ uuid: \"2A19\", flags: [\(flags)]\(source)\(sink) }] }]"
     }
 
     @Test func aPasskeyWithinSixDigitsIsKept() throws {

@@ -4,10 +4,11 @@ import Testing
 /// `peripheral.stall_limit`: how long a notification subscriber may keep others waiting.
 @Suite struct PeripheralStallLimitConfigurationTests {
     private func configuration(_ stallLimit: String) throws -> BridgeConfiguration {
-        try BridgeConfiguration(yaml: """
-            mqtt: { url: "mqtt://localhost" }
-            peripheral: { \(stallLimit) services: [{ uuid: "180F", characteristics: [{ uuid: "2A19", flags: [notify], source_topic: home/battery }] }] }
-            """)
+        try BridgeConfiguration(
+            yaml: """
+                mqtt: { url: "mqtt://localhost" }
+                peripheral: { \(stallLimit) services: [{ uuid: "180F", characteristics: [{ uuid: "2A19", flags: [notify], source_topic: home/battery }] }] }
+                """)
     }
 
     @Test func withoutOneTheStallLimitIsTenSeconds() throws {

@@ -29,31 +29,33 @@ import Testing
     }
 
     /// The specification's example bytes per numeric object id, with the value each must read as.
-    @Test(arguments: [
-        ("0161", "battery", 97.0, "%"), ("02ca09", "temperature", 25.06, "°C"), ("03bf13", "humidity", 50.55, "%"),
-        ("04138a01", "pressure", 1008.83, "hPa"), ("05138a14", "illuminance", 13460.67, "lx"),
-        ("065e1f", "mass", 80.3, "kg"), ("073e1d", "mass", 74.86, "lb"), ("08ca06", "dewpoint", 17.38, "°C"),
-        ("0960", "count", 96, nil), ("0a138a14", "energy", 1346.067, "kWh"), ("0b021b00", "power", 69.14, "W"),
-        ("0c020c", "voltage", 3.074, "V"), ("0d120c", "pm2_5", 3090, "µg/m³"), ("0e021c", "pm10", 7170, "µg/m³"),
-        ("12e204", "co2", 1250, "ppm"), ("133301", "tvoc", 307, "µg/m³"), ("14020c", "moisture", 30.74, "%"),
-        ("2e23", "humidity", 35, "%"), ("2f23", "moisture", 35, "%"), ("3d0960", "count", 24585, nil),
-        ("3e2a2c0960", "count", 1_611_213_866, nil), ("3f020c", "rotation", 307.4, "°"),
-        ("400c00", "distance", 12, "mm"), ("414e00", "distance", 7.8, "m"), ("424e3400", "duration", 13.39, "s"),
-        ("434e34", "current", 13.39, "A"), ("444e34", "speed", 133.9, "m/s"), ("451101", "temperature", 27.3, "°C"),
-        ("4632", "uv_index", 5.0, nil), ("478756", "volume", 2215.1, "L"), ("48dc87", "volume", 34780, "mL"),
-        ("49dc87", "volume_flow_rate", 34.78, "m³/h"), ("4a020c", "voltage", 307.4, "V"),
-        ("4b138a14", "gas", 1346.067, "m³"), ("4c41018a01", "gas", 25821.505, "m³"),
-        ("4d12138a14", "energy", 344_593.17, "kWh"), ("4e87562a01", "volume", 19551.879, "L"),
-        ("4fdc870000", "water", 34.78, "L"), ("505d396164", "timestamp", 1_684_093_277, "s"),
-        ("518756", "acceleration", 22.151, "m/s²"), ("528756", "gyroscope", 22.151, "°/s"),
-        ("5587562a01", "volume_storage", 19551.879, "L"), ("56e803", "conductivity", 1000, "µS/cm"),
-        ("57ea", "temperature", -22, "°C"), ("58ea", "temperature", -7.7, "°C"), ("59ea", "count", -22, nil),
-        ("5aeaff", "count", -22, nil), ("5beaffffff", "count", -22, nil), ("5c021b0000", "power", 69.14, "W"),
-        ("5db2cb", "current", -13.39, "A"), ("5e1027", "direction", 100, "°"),
-        ("5f1027", "precipitation", 1000, "mm"), ("6003", "channel", 3, nil), ("61ac0d", "rotational_speed", 3500, "rpm"),
-        ("624099dfff", "speed", -2.123456, "m/s"), ("630057d0ff", "acceleration", -3.123456, "m/s²"),
-        ("6405", "light_level", 5, nil), ("f00100", "device_type_id", 1, nil),
-    ] as [(String, String, Double, String?)])
+    @Test(
+        arguments: [
+            ("0161", "battery", 97.0, "%"), ("02ca09", "temperature", 25.06, "°C"), ("03bf13", "humidity", 50.55, "%"),
+            ("04138a01", "pressure", 1008.83, "hPa"), ("05138a14", "illuminance", 13460.67, "lx"),
+            ("065e1f", "mass", 80.3, "kg"), ("073e1d", "mass", 74.86, "lb"), ("08ca06", "dewpoint", 17.38, "°C"),
+            ("0960", "count", 96, nil), ("0a138a14", "energy", 1346.067, "kWh"), ("0b021b00", "power", 69.14, "W"),
+            ("0c020c", "voltage", 3.074, "V"), ("0d120c", "pm2_5", 3090, "µg/m³"), ("0e021c", "pm10", 7170, "µg/m³"),
+            ("12e204", "co2", 1250, "ppm"), ("133301", "tvoc", 307, "µg/m³"), ("14020c", "moisture", 30.74, "%"),
+            ("2e23", "humidity", 35, "%"), ("2f23", "moisture", 35, "%"), ("3d0960", "count", 24585, nil),
+            ("3e2a2c0960", "count", 1_611_213_866, nil), ("3f020c", "rotation", 307.4, "°"),
+            ("400c00", "distance", 12, "mm"), ("414e00", "distance", 7.8, "m"), ("424e3400", "duration", 13.39, "s"),
+            ("434e34", "current", 13.39, "A"), ("444e34", "speed", 133.9, "m/s"), ("451101", "temperature", 27.3, "°C"),
+            ("4632", "uv_index", 5.0, nil), ("478756", "volume", 2215.1, "L"), ("48dc87", "volume", 34780, "mL"),
+            ("49dc87", "volume_flow_rate", 34.78, "m³/h"), ("4a020c", "voltage", 307.4, "V"),
+            ("4b138a14", "gas", 1346.067, "m³"), ("4c41018a01", "gas", 25821.505, "m³"),
+            ("4d12138a14", "energy", 344_593.17, "kWh"), ("4e87562a01", "volume", 19551.879, "L"),
+            ("4fdc870000", "water", 34.78, "L"), ("505d396164", "timestamp", 1_684_093_277, "s"),
+            ("518756", "acceleration", 22.151, "m/s²"), ("528756", "gyroscope", 22.151, "°/s"),
+            ("5587562a01", "volume_storage", 19551.879, "L"), ("56e803", "conductivity", 1000, "µS/cm"),
+            ("57ea", "temperature", -22, "°C"), ("58ea", "temperature", -7.7, "°C"), ("59ea", "count", -22, nil),
+            ("5aeaff", "count", -22, nil), ("5beaffffff", "count", -22, nil), ("5c021b0000", "power", 69.14, "W"),
+            ("5db2cb", "current", -13.39, "A"), ("5e1027", "direction", 100, "°"),
+            ("5f1027", "precipitation", 1000, "mm"), ("6003", "channel", 3, nil),
+            ("61ac0d", "rotational_speed", 3500, "rpm"),
+            ("624099dfff", "speed", -2.123456, "m/s"), ("630057d0ff", "acceleration", -3.123456, "m/s²"),
+            ("6405", "light_level", 5, nil), ("f00100", "device_type_id", 1, nil),
+        ] as [(String, String, Double, String?)])
     func numericObject(hex: String, name: String, value: Double, unit: String?) throws {
         let decoded = try decode("40" + hex)
         let measurement = try #require(decoded.measurement(named: name))

@@ -5,8 +5,10 @@ import Testing
 /// Random and mutated payloads in each format's slot: every decoder returns or throws its typed error, never
 /// traps; the refusal codes are the ones a hostile payload can cause.
 @Suite struct DecoderRandomInputTests {
-    static let possibleCodes: Set<DecoderError.Code> = [.truncated, .tooLong, .malformed, .unsupported, .missingKey,
-                                                        .decryptionFailed, .notThisFormat, .notEncrypted]
+    static let possibleCodes: Set<DecoderError.Code> = [
+        .truncated, .tooLong, .malformed, .unsupported, .missingKey,
+        .decryptionFailed, .notThisFormat, .notEncrypted,
+    ]
 
     /// Where each format's payload lives, and a valid example to mutate.
     static let slots: [(AdvertisementFormat, (UUID16OrCompany), String)] = [
@@ -22,12 +24,16 @@ import Testing
         (.eddystone, .service(0xFEAA), "20000bb81980000003e800000e10"),
     ]
 
-    enum UUID16OrCompany { case service(UInt16), company(UInt16) }
+    enum UUID16OrCompany {
+        case service(UInt16)
+        case company(UInt16)
+    }
 
     static func facts(_ slot: UUID16OrCompany, _ payload: [UInt8]) -> AdvertisementFacts {
         switch slot {
         case .service(let uuid):
-            AdvertisementFacts(address: address("58:2D:34:3B:2E:BF"), serviceData: [BluetoothUUID(uuid16: uuid): payload])
+            AdvertisementFacts(
+                address: address("58:2D:34:3B:2E:BF"), serviceData: [BluetoothUUID(uuid16: uuid): payload])
         case .company(let id):
             AdvertisementFacts(address: address("58:2D:34:3B:2E:BF"), manufacturerData: [id: payload], localName: "sps")
         }
@@ -53,17 +59,25 @@ import Testing
         for round in 0..<4000 {
             var payload: [UInt8]
             if round % 2 == 0 {
-                payload = (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                payload = (0..<Int.random(in: 0...300, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             } else {
                 // Mutations of a valid packet reach deeper than uniform noise: flipped bytes, cuts and growth.
                 payload = valid
                 for _ in 0..<Int.random(in: 1...4, using: &generator) where !payload.isEmpty {
-                    payload[Int.random(in: 0..<payload.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                    payload[Int.random(in: 0..<payload.count, using: &generator)] = UInt8.random(
+                        in: 0...255, using: &generator)
                 }
-                if Bool.random(using: &generator) { payload = Array(payload.prefix(Int.random(in: 0...payload.count, using: &generator))) }
+                if Bool.random(using: &generator) {
+                    payload = Array(payload.prefix(Int.random(in: 0...payload.count, using: &generator)))
+                }
                 if Bool.random(using: &generator) { payload += [UInt8.random(in: 0...255, using: &generator)] }
                 if format == .bthome, Bool.random(using: &generator), !payload.isEmpty { payload[0] |= 0x01 }
-                if format == .mibeacon, Bool.random(using: &generator), payload.count >= 2 { payload[0] |= 0x08; payload[1] |= 0x40 }
+                if format == .mibeacon, Bool.random(using: &generator), payload.count >= 2 {
+                    payload[0] |= 0x08
+                    payload[1] |= 0x40
+                }
             }
             let context = round % 3 == 0 ? DecodingContext() : Self.randomCipher(seed: UInt64(round))
             do {
@@ -86,9 +100,12 @@ import Testing
         let uuids: [UInt16] = [0xFCD2, 0xFE95, 0x181A, 0xFD3D, 0x0D00, 0xFEAA, 0x180F]
         let companies: [UInt16] = [0x0499, 0xEC88, 0x004C, 0x0A66, 0xFFFF]
         for _ in 0..<3000 {
-            let payload = (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            var facts = AdvertisementFacts(address: address("A4:C1:38:00:00:01"),
-                                           localName: Bool.random(using: &generator) ? "sps" : nil)
+            let payload = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            var facts = AdvertisementFacts(
+                address: address("A4:C1:38:00:00:01"),
+                localName: Bool.random(using: &generator) ? "sps" : nil)
             if Bool.random(using: &generator) {
                 facts.serviceData[BluetoothUUID(uuid16: uuids.randomElement(using: &generator)!)] = payload
             } else {

@@ -20,8 +20,9 @@ func serviceFacts(_ uuid16: UInt16, _ hex: String, address text: String = "A4:C1
 }
 
 func manufacturerFacts(_ companyID: UInt16, _ hex: String, name: String? = nil) -> AdvertisementFacts {
-    AdvertisementFacts(address: address("A4:C1:38:00:00:01"), manufacturerData: [companyID: bytes(hex)],
-                       localName: name)
+    AdvertisementFacts(
+        address: address("A4:C1:38:00:00:01"), manufacturerData: [companyID: bytes(hex)],
+        localName: name)
 }
 
 /// The decoding error's code, or nil when decoding succeeded.

@@ -73,7 +73,8 @@ import Testing
 
     /// 32-bit encryption counters: a repeat or a lower counter is a replay; a higher one is new.
     @Test func encryptionCountersUseTheFullWidth() {
-        var counters = PacketIDDeduplicator<ContinuousClock.Instant>(modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(86_400))
+        var counters = PacketIDDeduplicator<ContinuousClock.Instant>(
+            modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(86_400))
         let accepted17 = counters.accept(packetID: 0x3322_1100, from: sensor, at: start)
         #expect(accepted17)
         let accepted18 = counters.accept(packetID: 0x3322_1100, from: sensor, at: start + .seconds(10))

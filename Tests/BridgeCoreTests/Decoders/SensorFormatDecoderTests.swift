@@ -5,34 +5,42 @@ import Testing
 /// Example packets from Theengs decoder's and the formats' published examples.
 @Suite struct EnvironmentSensing181ATests {
     @Test func pvvxCustomFormat() throws {
-        let decoded = try PVVXDecoder().decode(serviceFacts(0x181A, "dc3312342d582f09aa173d0b4b7c05"),
-                                               context: DecodingContext())
+        let decoded = try PVVXDecoder().decode(
+            serviceFacts(0x181A, "dc3312342d582f09aa173d0b4b7c05"),
+            context: DecodingContext())
         #expect(decoded.number("temperature") == 23.51)
         #expect(decoded.number("humidity") == 60.58)
         #expect(decoded.number("voltage") == 2.877)
         #expect(decoded.number("battery") == 75)
         #expect(decoded.packetID == 0x7C)
-        #expect(try PVVXDecoder().decode(serviceFacts(0x181A, "5601cf38c1a462fdbd13470c64cc0f"), context: DecodingContext())
-            .number("temperature") == -6.7)
+        #expect(
+            try PVVXDecoder().decode(serviceFacts(0x181A, "5601cf38c1a462fdbd13470c64cc0f"), context: DecodingContext())
+                .number("temperature") == -6.7)
     }
 
     @Test func atc1441Format() throws {
-        let decoded = try ATC1441Decoder().decode(serviceFacts(0x181A, "582d341233dc00e03e490b2c2e"),
-                                                  context: DecodingContext())
+        let decoded = try ATC1441Decoder().decode(
+            serviceFacts(0x181A, "582d341233dc00e03e490b2c2e"),
+            context: DecodingContext())
         #expect(decoded.number("temperature") == 22.4)
         #expect(decoded.number("humidity") == 62)
         #expect(decoded.number("battery") == 73)
         #expect(decoded.number("voltage") == 2.86)
         #expect(decoded.packetID == 0x2E)
-        #expect(try ATC1441Decoder().decode(serviceFacts(0x181A, "a4c138d5d498ffd33e510b7b01"), context: DecodingContext())
-            .number("temperature") == -4.5)
+        #expect(
+            try ATC1441Decoder().decode(serviceFacts(0x181A, "a4c138d5d498ffd33e510b7b01"), context: DecodingContext())
+                .number("temperature") == -4.5)
     }
 
     @Test func autoTellsTheTwoApartByLength() throws {
-        #expect(try DecoderSelection.auto.decode(serviceFacts(0x181A, "582d341233dc00e03e490b2c2e"),
-                                                 context: DecodingContext())?.format == .atc1441)
-        #expect(try DecoderSelection.auto.decode(serviceFacts(0x181A, "dc3312342d582f09aa173d0b4b7c05"),
-                                                 context: DecodingContext())?.format == .pvvx)
+        #expect(
+            try DecoderSelection.auto.decode(
+                serviceFacts(0x181A, "582d341233dc00e03e490b2c2e"),
+                context: DecodingContext())?.format == .atc1441)
+        #expect(
+            try DecoderSelection.auto.decode(
+                serviceFacts(0x181A, "dc3312342d582f09aa173d0b4b7c05"),
+                context: DecodingContext())?.format == .pvvx)
     }
 
     @Test func wrongLengthsAreRefused() {
@@ -85,7 +93,8 @@ import Testing
     }
 
     @Test func otherFormatsAndLengthsAreRefused() {
-        #expect(errorCode(RuuviRAWv2Decoder(), manufacturerFacts(0x0499, "03291a1ece1efc18f94202ca0b53")) == .unsupported)
+        #expect(
+            errorCode(RuuviRAWv2Decoder(), manufacturerFacts(0x0499, "03291a1ece1efc18f94202ca0b53")) == .unsupported)
         #expect(errorCode(RuuviRAWv2Decoder(), manufacturerFacts(0x0499, "0512fc5394")) == .truncated)
         #expect(errorCode(RuuviRAWv2Decoder(), manufacturerFacts(0x0499, "")) == .truncated)
     }
@@ -97,7 +106,8 @@ import Testing
         #expect(warm.number("temperature") == 26.8)
         #expect(warm.number("humidity") == 52.6)
         #expect(warm.number("battery") == 100)
-        let h5072 = try GoveeH5075Decoder().decode(manufacturerFacts(0xEC88, "0004344b6400"), context: DecodingContext())
+        let h5072 = try GoveeH5075Decoder().decode(
+            manufacturerFacts(0xEC88, "0004344b6400"), context: DecodingContext())
         #expect(h5072.number("temperature") == 27.5)
         #expect(h5072.number("humidity") == 53.1)
     }
@@ -141,9 +151,10 @@ import Testing
     func facts(_ hex: String, name: String = "sps") -> AdvertisementFacts {
         let all = bytes(hex)
         guard all.count >= 2 else { return manufacturerFacts(0, "", name: name) }
-        return AdvertisementFacts(address: address("49:42:08:00:00:01"),
-                                  manufacturerData: [UInt16(all[0]) | UInt16(all[1]) << 8: Array(all[2...])],
-                                  localName: name)
+        return AdvertisementFacts(
+            address: address("49:42:08:00:00:01"),
+            manufacturerData: [UInt16(all[0]) | UInt16(all[1]) << 8: Array(all[2...])],
+            localName: name)
     }
 
     @Test func theengsExamples() throws {
@@ -155,11 +166,13 @@ import Testing
         let probe = try InkbirdIBSTHDecoder().decode(facts("f009fe1301ca893008"), context: DecodingContext())
         #expect(probe.bool("external_probe") == true)
         #expect(probe.number("temperature") == 25.44)
-        let frost = try InkbirdIBSTHDecoder().decode(facts("76fb00000010805908", name: "tps"), context: DecodingContext())
+        let frost = try InkbirdIBSTHDecoder().decode(
+            facts("76fb00000010805908", name: "tps"), context: DecodingContext())
         #expect(frost.number("temperature") == -11.62)
         #expect(frost.measurement(named: "humidity") == nil)
-        let noHumidity = try InkbirdIBSTHDecoder().decode(facts("840affff00a6066008", name: "tps"),
-                                                          context: DecodingContext())
+        let noHumidity = try InkbirdIBSTHDecoder().decode(
+            facts("840affff00a6066008", name: "tps"),
+            context: DecodingContext())
         #expect(noHumidity.measurement(named: "humidity") == nil)
         #expect(noHumidity.number("temperature") == 26.92)
     }
@@ -193,8 +206,9 @@ import Testing
 
     @Test func eddystoneURLExpandsSchemeAndSuffixes() throws {
         // https://www. + "gattway" + ".com/" + "x"
-        let decoded = try EddystoneDecoder().decode(serviceFacts(0xFEAA, "10eb016761747477617900" + "78"),
-                                                    context: DecodingContext())
+        let decoded = try EddystoneDecoder().decode(
+            serviceFacts(0xFEAA, "10eb016761747477617900" + "78"),
+            context: DecodingContext())
         #expect(decoded.text("url") == "https://www.gattway.com/x")
         #expect(errorCode(EddystoneDecoder(), serviceFacts(0xFEAA, "10eb0567")) == .malformed)
         #expect(errorCode(EddystoneDecoder(), serviceFacts(0xFEAA, "10eb01677f")) == .malformed)
@@ -202,8 +216,9 @@ import Testing
 
     @Test func eddystoneTelemetry() throws {
         // 3000 mV, 25.5 °C (0x1980), 1000 advertisements, 360.0 s
-        let decoded = try EddystoneDecoder().decode(serviceFacts(0xFEAA, "20000bb81980000003e800000e10"),
-                                                    context: DecodingContext())
+        let decoded = try EddystoneDecoder().decode(
+            serviceFacts(0xFEAA, "20000bb81980000003e800000e10"),
+            context: DecodingContext())
         #expect(decoded.number("voltage") == 3.0)
         #expect(decoded.number("temperature") == 25.5)
         #expect(decoded.number("advertisement_count") == 1000)

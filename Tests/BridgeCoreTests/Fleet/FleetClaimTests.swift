@@ -20,7 +20,10 @@ import Testing
         ]
         // Every arrival order converges on the same winner: pinned, then signal, then the smaller id.
         for rotation in claims.indices {
-            for order in [Array(claims[rotation...] + claims[..<rotation]), Array((claims[rotation...] + claims[..<rotation]).reversed())] {
+            for order in [
+                Array(claims[rotation...] + claims[..<rotation]),
+                Array((claims[rotation...] + claims[..<rotation]).reversed()),
+            ] {
                 var current = order[0]
                 for next in order.dropFirst() where next.supersedes(current) { current = next }
                 #expect(current.gateway == "d")
@@ -41,7 +44,8 @@ import Testing
 
     @Test func payloadsRoundTrip() throws {
         let claim = FleetClaim(gateway: "hall", term: 7, rssi: -61, pinned: true)
-        #expect(String(decoding: claim.payload, as: UTF8.self) == #"{"gateway":"hall","term":7,"rssi":-61,"pinned":true}"#)
+        #expect(
+            String(decoding: claim.payload, as: UTF8.self) == #"{"gateway":"hall","term":7,"rssi":-61,"pinned":true}"#)
         #expect(try FleetClaim.parse(claim.payload) == claim)
         let release = FleetClaim.release(after: 7)
         #expect(String(decoding: release.payload, as: UTF8.self) == #"{"gateway":null,"term":8,"pinned":false}"#)
@@ -72,14 +76,19 @@ import Testing
 
     @Test func oversizeClaimsAreRefusedUnparsed() {
         let padding = String(repeating: " ", count: FleetClaim.maximumPayloadSize)
-        #expect(throws: FleetPayloadError.self) { try FleetClaim.parse(Array(#"{"gateway":"a","term":1}"#.utf8) + Array(padding.utf8)) }
+        #expect(throws: FleetPayloadError.self) {
+            try FleetClaim.parse(Array(#"{"gateway":"a","term":1}"#.utf8) + Array(padding.utf8))
+        }
     }
 
     @Test func sightingsListWhatIsHeardAndOwned() {
         let sightings = FleetSightings(
             gateway: "hall", freeSlots: 5,
             devices: [.init(device: "lock", rssi: -61, owned: true), .init(device: "thermo", rssi: -83, owned: false)])
-        #expect(String(decoding: sightings.payload, as: UTF8.self) == #"{"gateway":"hall","free_slots":5,"devices":[{"device":"lock","rssi":-61,"owned":true},{"device":"thermo","rssi":-83,"owned":false}]}"#)
+        #expect(
+            String(decoding: sightings.payload, as: UTF8.self)
+                == #"{"gateway":"hall","free_slots":5,"devices":[{"device":"lock","rssi":-61,"owned":true},{"device":"thermo","rssi":-83,"owned":false}]}"#
+        )
     }
 
     @Test func topicsAreReadBackOnlyWhenTheyAreTheFleetsOwn() {

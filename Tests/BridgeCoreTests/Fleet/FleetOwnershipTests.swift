@@ -10,7 +10,10 @@ import Testing
         var machine = Self.gateway("a")
         var now = FleetInstant(milliseconds: 0)
         #expect(machine.handle(.brokerConnected, now: now).isEmpty)
-        #expect(machine.handle(.heard(device: "lock", kind: .connectable, rssi: -60), now: now) == [.subscribeClaim(device: "lock")])
+        #expect(
+            machine.handle(.heard(device: "lock", kind: .connectable, rssi: -60), now: now) == [
+                .subscribeClaim(device: "lock")
+            ])
         // The retained claim may still be on its way: nothing is claimed before the settle time.
         #expect(machine.handle(.tick, now: now + .milliseconds(500)).withoutSightings.isEmpty)
         let claim = FleetClaim(gateway: "a", term: 1, rssi: -60)
@@ -22,7 +25,10 @@ import Testing
         }
         #expect(published == [.publishClaim(device: "lock", claim: claim)])
         #expect(!machine.owns("lock"))
-        #expect(machine.handle(.claimObserved(device: "lock", claim: claim), now: now) == [.connect(device: "lock"), .startPublishing(device: "lock")])
+        #expect(
+            machine.handle(.claimObserved(device: "lock", claim: claim), now: now) == [
+                .connect(device: "lock"), .startPublishing(device: "lock"),
+            ])
         #expect(machine.owns("lock"))
     }
 
@@ -59,7 +65,7 @@ import Testing
         var broker = FleetTestBroker([Self.gateway("a"), Self.gateway("b"), Self.gateway("c")])
         var noise: UInt64 = 12345
         func sample() -> Int {
-            noise = noise &* 6364136223846793005 &+ 1442695040888963407
+            noise = noise &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return -65 + Int((noise >> 33) % 9) - 4
         }
         broker.run(for: .seconds(3_600)) { _ in ["a": sample(), "b": sample(), "c": sample()] }
@@ -132,8 +138,10 @@ import Testing
         let claimB = FleetClaim(gateway: "b", term: 1, rssi: -60)
         // Both wait out their takeover delay (at most the spread plus the jitter) and claim in the same term.
         let due = later + FleetPolicy().takeoverSpread + FleetPolicy().takeoverJitter
-        let aClaims = a.handle(.heard(device: "lock", kind: .connectable, rssi: -60), now: due) + a.handle(.tick, now: due)
-        let bClaims = b.handle(.heard(device: "lock", kind: .connectable, rssi: -60), now: due) + b.handle(.tick, now: due)
+        let aClaims =
+            a.handle(.heard(device: "lock", kind: .connectable, rssi: -60), now: due) + a.handle(.tick, now: due)
+        let bClaims =
+            b.handle(.heard(device: "lock", kind: .connectable, rssi: -60), now: due) + b.handle(.tick, now: due)
         #expect(aClaims.withoutSightings == [.publishClaim(device: "lock", claim: claimA)])
         #expect(bClaims.withoutSightings == [.publishClaim(device: "lock", claim: claimB)])
         // Each sees its own claim first, then the other's: the opposite orders a broker may deliver them in.
@@ -173,7 +181,9 @@ import Testing
                 broker.send(.heard(device: device, kind: .connectable, rssi: -50), to: "a")
                 broker.send(.heard(device: device, kind: .connectable, rssi: -70), to: "b")
             }
-            for device in ["thermo1", "thermo2"] { broker.send(.heard(device: device, kind: .passive, rssi: -50), to: "a") }
+            for device in ["thermo1", "thermo2"] {
+                broker.send(.heard(device: device, kind: .passive, rssi: -50), to: "a")
+            }
             broker.send(.tick, to: "a")
             broker.send(.tick, to: "b")
         }

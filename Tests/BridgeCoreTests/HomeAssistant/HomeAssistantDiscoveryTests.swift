@@ -1,7 +1,7 @@
 import BluetoothCore
 import BridgeCore
-import Testing
 import Foundation
+import Testing
 
 /// What Home Assistant is told: one discovery message per entity, with classes and units inferred from the codecs
 /// and decoders, commands mapped to `/set`, availability tied to the device and the gateway.
@@ -34,11 +34,14 @@ import Foundation
                 temperature: { name: Room temperature }
         """
 
-    static func configuration(_ text: String = yaml) throws -> BridgeConfiguration { try BridgeConfiguration(yaml: text) }
+    static func configuration(_ text: String = yaml) throws -> BridgeConfiguration {
+        try BridgeConfiguration(yaml: text)
+    }
 
     static func payload(_ messages: [HomeAssistantDiscovery.Message], _ topic: String) throws -> JSONValue {
         let message = try #require(messages.first { $0.topic == topic }, "no discovery message on \(topic)")
-        return try JSONValue(parsing: message.payload, limits: JSONLimits(maximumDepth: 8, maximumWidth: 64, maximumValues: 512))
+        return try JSONValue(
+            parsing: message.payload, limits: JSONLimits(maximumDepth: 8, maximumWidth: 64, maximumValues: 512))
     }
 
     static func inventory(_ configuration: BridgeConfiguration) throws -> HomeAssistantInventory {
@@ -48,13 +51,18 @@ import Foundation
         inventory.deviceTracked(
             address: address, topic: "thermometer", entry: configuration.devices[2], advertisedName: "ATC_000001")
         inventory.measurementsSeen(
-            DecodedAdvertisement(format: .bthome, measurements: [
-                DecodedMeasurement(name: "packet_id", value: .number(5)),
-                DecodedMeasurement(name: "battery", value: .number(93), unit: "%", deviceClass: "battery", stateClass: "measurement"),
-                DecodedMeasurement(
-                    name: "temperature", value: .number(21.5), unit: "°C", deviceClass: "temperature", stateClass: "measurement"),
-                DecodedMeasurement(name: "opening", value: .bool(true), deviceClass: "opening"),
-            ]), address: address)
+            DecodedAdvertisement(
+                format: .bthome,
+                measurements: [
+                    DecodedMeasurement(name: "packet_id", value: .number(5)),
+                    DecodedMeasurement(
+                        name: "battery", value: .number(93), unit: "%", deviceClass: "battery",
+                        stateClass: "measurement"),
+                    DecodedMeasurement(
+                        name: "temperature", value: .number(21.5), unit: "°C", deviceClass: "temperature",
+                        stateClass: "measurement"),
+                    DecodedMeasurement(name: "opening", value: .bool(true), deviceClass: "opening"),
+                ]), address: address)
         return inventory
     }
 
@@ -76,7 +84,9 @@ import Foundation
         #expect(heart["state_topic"]?.stringValue == "gattway/chest-strap/heart_rate")
         #expect(heart["unit_of_measurement"]?.stringValue == "bpm")
         #expect(heart["state_class"]?.stringValue == "measurement")
-        #expect(heart["value_template"]?.stringValue == "{{ value_json[\"bpm\"] if value_json[\"bpm\"] is defined else '' }}")
+        #expect(
+            heart["value_template"]?.stringValue
+                == "{{ value_json[\"bpm\"] if value_json[\"bpm\"] is defined else '' }}")
         #expect(heart["unique_id"]?.stringValue == "gattway_c47c8d6a3e11_heart_rate")
         #expect(heart["object_id"]?.stringValue == "chest-strap_heart_rate")
     }
@@ -84,8 +94,9 @@ import Foundation
     /// In a fleet the gateway that announced a device need not own it: its entities follow the device alone, while
     /// the gateway's own entities still follow the gateway's state.
     @Test func inAFleetADevicesEntitiesFollowTheDeviceAlone() throws {
-        let configuration = try Self.configuration(Self.yaml.replacingOccurrences(
-            of: "base_topic: gattway }", with: "base_topic: gattway, gateway_id: hall }"))
+        let configuration = try Self.configuration(
+            Self.yaml.replacingOccurrences(
+                of: "base_topic: gattway }", with: "base_topic: gattway, gateway_id: hall }"))
         let discovery = try #require(HomeAssistantDiscovery(configuration: configuration, version: "1.2.3"))
         let messages = discovery.messages(for: try Self.inventory(configuration))
         let heart = try Self.payload(messages, "homeassistant/sensor/gattway_c47c8d6a3e11/heart_rate/config")
@@ -94,8 +105,11 @@ import Foundation
             return
         }
         #expect(availability.map { $0["topic"]?.stringValue } == ["gattway/chest-strap/availability"])
-        let gatewayEntities = messages.compactMap { try? JSONValue(parsing: $0.payload, limits: JSONLimits(maximumDepth: 8, maximumWidth: 64, maximumValues: 512)) }
-            .filter { $0["state_topic"]?.stringValue == "gattway/bridge/hall/info" }
+        let gatewayEntities = messages.compactMap {
+            try? JSONValue(
+                parsing: $0.payload, limits: JSONLimits(maximumDepth: 8, maximumWidth: 64, maximumValues: 512))
+        }
+        .filter { $0["state_topic"]?.stringValue == "gattway/bridge/hall/info" }
         let version = try #require(gatewayEntities.first)
         guard case .array(let versionAvailability) = version["availability"] else {
             Issue.record("no availability list on the gateway's version")
@@ -117,7 +131,10 @@ import Foundation
             Issue.record("no availability list")
             return
         }
-        #expect(availability.map { $0["topic"]?.stringValue } == ["gattway/chest-strap/availability", "gattway/bridge/state"])
+        #expect(
+            availability.map { $0["topic"]?.stringValue } == [
+                "gattway/chest-strap/availability", "gattway/bridge/state",
+            ])
         let device = try #require(heart["device"])
         #expect(device["identifiers"] == .array([.string("gattway_c47c8d6a3e11")]))
         #expect(device["connections"] == .array([.array([.string("bluetooth"), .string("C4:7C:8D:6A:3E:11")])]))
@@ -169,7 +186,9 @@ import Foundation
             Issue.record("no availability list")
             return
         }
-        #expect(availability.map { $0["topic"]?.stringValue } == ["gattway/bridge/state"], "off, not unavailable, when the device is")
+        #expect(
+            availability.map { $0["topic"]?.stringValue } == ["gattway/bridge/state"],
+            "off, not unavailable, when the device is")
     }
 
     @Test func theGatewayIsADeviceWithItsVersionAndCounts() throws {
@@ -177,7 +196,8 @@ import Foundation
         let version = try Self.payload(messages, "homeassistant/sensor/gattway_bridge_gattway/version/config")
         #expect(version["state_topic"]?.stringValue == "gattway/bridge/info")
         #expect(version["device"]?["sw_version"]?.stringValue == "1.2.3")
-        let connected = try Self.payload(messages, "homeassistant/sensor/gattway_bridge_gattway/connected_devices/config")
+        let connected = try Self.payload(
+            messages, "homeassistant/sensor/gattway_bridge_gattway/connected_devices/config")
         #expect(connected["state_topic"]?.stringValue == "gattway/bridge/devices")
         _ = try Self.payload(messages, "homeassistant/sensor/gattway_bridge_gattway/tracked_devices/config")
         guard case .array(let availability) = version["availability"] else {
@@ -194,8 +214,10 @@ import Foundation
         let configuration = try Self.configuration()
         var inventory = HomeAssistantInventory()
         inventory.reconciled(with: configuration)
-        let topics = try #require(HomeAssistantDiscovery(configuration: configuration, version: "1")).messages(for: inventory)
-            .map(\.topic)
+        let topics = try #require(HomeAssistantDiscovery(configuration: configuration, version: "1")).messages(
+            for: inventory
+        )
+        .map(\.topic)
         #expect(topics.contains("homeassistant/sensor/gattway_c47c8d6a3e11/heart_rate/config"))
         #expect(!topics.contains { $0.contains("a4c138000001") })
     }
@@ -215,7 +237,8 @@ import Foundation
         let cleared = HomeAssistantDiscovery.topicsToClear(previouslyAnnounced: inventory.announcedTopics, now: after)
         #expect(cleared.contains("homeassistant/text/gattway_d00d10c40001/control/config"))
         #expect(cleared.contains("homeassistant/sensor/gattway_d00d10c40001/rssi/config"))
-        #expect(cleared.allSatisfy { $0.contains("gattway_d00d10c40001") }, "only the changed entry's entities: \(cleared)")
+        #expect(
+            cleared.allSatisfy { $0.contains("gattway_d00d10c40001") }, "only the changed entry's entities: \(cleared)")
         #expect(after.contains { $0.topic.contains("gattway_a4c138000001") }, "the others stay")
     }
 
@@ -228,8 +251,12 @@ import Foundation
 
     @Test func aForgedInventoryCannotClearTopicsOutsideDiscovery() throws {
         var inventory = HomeAssistantInventory()
-        inventory.announcedTopics = ["gattway/lock/control/set", "homeassistant/+/x/config", "homeassistant/sensor/a/b/config"]
-        #expect(inventory.sanitized(discoveryPrefix: "homeassistant").announcedTopics == ["homeassistant/sensor/a/b/config"])
+        inventory.announcedTopics = [
+            "gattway/lock/control/set", "homeassistant/+/x/config", "homeassistant/sensor/a/b/config",
+        ]
+        #expect(
+            inventory.sanitized(discoveryPrefix: "homeassistant").announcedTopics == ["homeassistant/sensor/a/b/config"]
+        )
     }
 
     @Test func overridesMustFitTheirComponent() throws {
@@ -245,10 +272,11 @@ import Foundation
         do {
             _ = try BridgeConfiguration(yaml: text)
         } catch {
-            #expect(error.errors.map(\.description) == [
-                "devices[0].characteristics[0].homeassistant.component: button sends commands, so the characteristic needs write:",
-                "devices[0].characteristics[1].homeassistant.options: is required for component: select",
-            ])
+            #expect(
+                error.errors.map(\.description) == [
+                    "devices[0].characteristics[0].homeassistant.component: button sends commands, so the characteristic needs write:",
+                    "devices[0].characteristics[1].homeassistant.options: is required for component: select",
+                ])
         }
     }
 }

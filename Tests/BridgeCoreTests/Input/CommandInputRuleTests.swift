@@ -24,14 +24,22 @@ import Testing
     }
 
     @Test func retainedCommandsAreRefusedFirst() {
-        #expect(CommandRefusal.check(retained: true, payloadSize: 9_999, limit: 10, responseTopic: "home/gw/x",
-                                     rule: Self.rule) == .retained)
-        #expect(CommandRefusal.check(retained: false, payloadSize: 11, limit: 10, responseTopic: nil,
-                                     rule: Self.rule) == .oversize(size: 11, limit: 10))
-        #expect(CommandRefusal.check(retained: false, payloadSize: 10, limit: 10, responseTopic: nil,
-                                     rule: Self.rule) == nil)
-        #expect(CommandRefusal.check(retained: false, payloadSize: 1, limit: 10, responseTopic: "client/r",
-                                     rule: Self.rule) == nil)
+        #expect(
+            CommandRefusal.check(
+                retained: true, payloadSize: 9_999, limit: 10, responseTopic: "home/gw/x",
+                rule: Self.rule) == .retained)
+        #expect(
+            CommandRefusal.check(
+                retained: false, payloadSize: 11, limit: 10, responseTopic: nil,
+                rule: Self.rule) == .oversize(size: 11, limit: 10))
+        #expect(
+            CommandRefusal.check(
+                retained: false, payloadSize: 10, limit: 10, responseTopic: nil,
+                rule: Self.rule) == nil)
+        #expect(
+            CommandRefusal.check(
+                retained: false, payloadSize: 1, limit: 10, responseTopic: "client/r",
+                rule: Self.rule) == nil)
         let forbidden = CommandRefusal.check(
             retained: false, payloadSize: 1, limit: 10, responseTopic: "home/gw/lock/control/set", rule: Self.rule)
         #expect(forbidden?.metricReason == "response_topic")

@@ -39,12 +39,14 @@ import Testing
     @Test func outOfRangeValuesNameTheRange() throws {
         #expect(try encodeError("uint8", "256") == #""256" is out of range for uint8 (0…255)"#)
         #expect(try encodeError("uint8", "-1") == #""-1" is out of range for uint8 (0…255)"#)
-        #expect(try encodeError("uint8", "1e-9223372036854775808")
-            == #""1e-9223372036854775808" is out of range for uint8 (0…255)"#)
+        #expect(
+            try encodeError("uint8", "1e-9223372036854775808")
+                == #""1e-9223372036854775808" is out of range for uint8 (0…255)"#)
         #expect(try encodeError("int16le*0.01", "400") == #""400" is out of range for int16le*0.01 (-327.68…327.67)"#)
         #expect(try encodeError("uint8*0.5-40", "90") == #""90" is out of range for uint8*0.5-40 (-40…87.5)"#)
-        #expect(try encodeError("uint64le", "18446744073709551616")
-            == #""18446744073709551616" is out of range for uint64le (0…18446744073709551615)"#)
+        #expect(
+            try encodeError("uint64le", "18446744073709551616")
+                == #""18446744073709551616" is out of range for uint64le (0…18446744073709551615)"#)
         #expect(try encodeError("battery_level", "101") == #""101" is out of range for battery_level (0…100)"#)
         #expect(try encodeError("battery_level", "300") == #""300" is out of range for battery_level (0…100)"#)
         #expect(try encodeError("humidity", "100.01") == #""100.01" is out of range for humidity (0…100)"#)

@@ -19,7 +19,9 @@ import Testing
         let limits = JSONLimits(maximumDepth: 8, maximumWidth: 100, maximumValues: 10)
         #expect(parses("[[1,2,3],[4,5,6]]", limits))  // 9 values
         #expect(!parses("[[1,2,3],[4,5,6],[7]]", limits))
-        #expect(throws: JSONParseError.self) { try JSONValue(parsing: Array("[[1,2,3],[4,5,6],[7]]".utf8), limits: limits) }
+        #expect(throws: JSONParseError.self) {
+            try JSONValue(parsing: Array("[[1,2,3],[4,5,6],[7]]".utf8), limits: limits)
+        }
     }
 
     @Test func depthIsStillBounded() {

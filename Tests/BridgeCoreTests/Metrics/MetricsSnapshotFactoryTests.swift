@@ -10,10 +10,14 @@ import Testing
         notifications.increment(by: 40)
         // The same name is the same metric, wherever it is asked for.
         factory.makeCounter(label: "gattway.central.notifications", dimensions: []).increment(by: 2)
-        factory.makeRecorder(label: "gattway.peripheral.queue_depth", dimensions: [("characteristic", "tx")], aggregate: false)
-            .record(Int64(7))
-        factory.makeRecorder(label: "gattway.peripheral.queue_depth", dimensions: [("characteristic", "tx")], aggregate: false)
-            .record(Int64(3))
+        factory.makeRecorder(
+            label: "gattway.peripheral.queue_depth", dimensions: [("characteristic", "tx")], aggregate: false
+        )
+        .record(Int64(7))
+        factory.makeRecorder(
+            label: "gattway.peripheral.queue_depth", dimensions: [("characteristic", "tx")], aggregate: false
+        )
+        .record(Int64(3))
         let timer = factory.makeTimer(label: "gattway.central.write", dimensions: [])
         timer.recordNanoseconds(1_000)
         timer.recordNanoseconds(3_000)
@@ -28,7 +32,8 @@ import Testing
         #expect(write?["sum_ns"]?.doubleValue == 4_000)
         #expect(write?["min_ns"]?.doubleValue == 1_000)
         #expect(write?["max_ns"]?.doubleValue == 3_000)
-        #expect(String(decoding: factory.snapshotJSON(), as: UTF8.self).contains(#""gattway.central.notifications":42"#))
+        #expect(
+            String(decoding: factory.snapshotJSON(), as: UTF8.self).contains(#""gattway.central.notifications":42"#))
     }
 
     @Test func aDestroyedMetricLeavesTheSnapshot() throws {

@@ -143,7 +143,10 @@ import Testing
         _ = machine.valueOffered([2], at: t0)
         #expect(machine.valueOffered([3], at: t0) == .full)
         for _ in 0..<2 {
-            guard case .send = machine.nextAction(at: at(1)) else { Issue.record("expected a send"); return }
+            guard case .send = machine.nextAction(at: at(1)) else {
+                Issue.record("expected a send")
+                return
+            }
             machine.valueSent(at: at(1))
         }
         #expect(machine.nextAction(at: at(1)) == .wait(until: nil))

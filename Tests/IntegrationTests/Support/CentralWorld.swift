@@ -46,7 +46,8 @@ final class CentralWorld: EndToEndWorld {
     }
 
     func publish(_ topic: String, _ payload: String, extraArguments: [String] = []) async throws {
-        try await MQTTObserver.publish(port: broker.port, topic: topic, payload: payload, extraArguments: extraArguments)
+        try await MQTTObserver.publish(
+            port: broker.port, topic: topic, payload: payload, extraArguments: extraArguments)
     }
 
     /// Stops everything; returns gattway's log for failure messages.

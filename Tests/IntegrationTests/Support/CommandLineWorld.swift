@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestWorld
+import Testing
 
 /// The BlueZ simulator on its private bus, and the built `gattway` binary run against it as an operator would.
 struct CommandLineWorld: Sendable {

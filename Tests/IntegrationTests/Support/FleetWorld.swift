@@ -68,7 +68,8 @@ final class FleetWorld: EndToEndWorld {
             let path = directory + "/\(id).yaml"
             try Self.configuration(
                 id: id, adapter: Self.adapters[id]!, port: self.broker.port(ofGateway: index),
-                protocolVersion: self.broker.isRabbitMQ ? "3.1.1" : "5", stateDirectory: directory + "/\(id)", fleet: fleet
+                protocolVersion: self.broker.isRabbitMQ ? "3.1.1" : "5", stateDirectory: directory + "/\(id)",
+                fleet: fleet
             ).write(toFile: path, atomically: true, encoding: .utf8)
             gateways[id] = try GattwayBinary.start(
                 config: path, environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress])
@@ -92,7 +93,8 @@ final class FleetWorld: EndToEndWorld {
         while ContinuousClock.now < deadline {
             let reply = try await radio.connection.call(
                 destination: "org.bluez", path: "/org/bluez/\(adapter)", interface: "org.freedesktop.DBus.Properties",
-                method: "Get", arguments: [.string("org.bluez.Adapter1"), .string("Discovering")], timeout: .seconds(10))
+                method: "Get", arguments: [.string("org.bluez.Adapter1"), .string("Discovering")], timeout: .seconds(10)
+            )
             if reply.first?.bool == true { return }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -142,12 +144,15 @@ final class FleetWorld: EndToEndWorld {
 
     func publish(_ topic: String, _ payload: String) async throws {
         try await MQTTObserver.publish(
-            port: broker.port(ofGateway: 0), topic: topic, payload: payload, extraArguments: ["-V", broker.protocolVersion])
+            port: broker.port(ofGateway: 0), topic: topic, payload: payload,
+            extraArguments: ["-V", broker.protocolVersion])
     }
 
     /// Every claim published for `device`, in the order the broker delivered them.
     func claims(of device: String) -> [FleetClaim] {
-        observer.messages(on: "gattway/fleet/owner/\(device)").compactMap { try? FleetClaim.parse(Array($0.payload.utf8)) }
+        observer.messages(on: "gattway/fleet/owner/\(device)").compactMap {
+            try? FleetClaim.parse(Array($0.payload.utf8))
+        }
     }
 
     /// The gateway named in each claim published for `device`, in order (releases left out).

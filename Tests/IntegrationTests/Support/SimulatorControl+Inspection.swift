@@ -1,6 +1,6 @@
 import DBus
-import TestWorld
 import Foundation
+import TestWorld
 
 /// What the simulated bluetoothd itself says about its devices, read over the private bus as any D-Bus client
 /// would, and the advertising controls the advert tests drive.
@@ -17,7 +17,8 @@ extension SimulatorControl {
                 destination: "org.bluez", path: Self.devicePath(address), interface: "org.freedesktop.DBus.Properties",
                 method: "Get", arguments: [.string("org.bluez.Device1"), .string("Connected")], timeout: .seconds(10))
             return reply.first?.variantValue.bool
-        } catch let error as DBusError where error.name == "org.freedesktop.DBus.Error.UnknownObject"
+        } catch let error as DBusError
+            where error.name == "org.freedesktop.DBus.Error.UnknownObject"
             || error.name == "org.freedesktop.DBus.Error.UnknownMethod"
             || error.name == "org.freedesktop.DBus.Error.InvalidArgs"
         {

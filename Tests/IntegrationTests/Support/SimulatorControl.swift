@@ -1,7 +1,7 @@
 import DBus
+import Foundation
 import Logging
 import TestWorld
-import Foundation
 
 /// The BlueZ simulator's control interface (org.gattway.Simulator1), called over its private bus.
 struct SimulatorControl {
@@ -40,10 +40,13 @@ struct SimulatorControl {
     }
 
     /// Starts (or with `rate` 0 stops) the peripheral's own stream of notifications on `uuid`.
-    func startNotifying(_ address: String, uuid: String, rate: Double, count: UInt32 = 0, pattern: String = "heart-rate")
+    func startNotifying(
+        _ address: String, uuid: String, rate: Double, count: UInt32 = 0, pattern: String = "heart-rate"
+    )
         async throws
     {
-        try await call("StartNotifying", [.string(address), .string(uuid), .double(rate), .uint32(count), .string(pattern)])
+        try await call(
+            "StartNotifying", [.string(address), .string(uuid), .double(rate), .uint32(count), .string(pattern)])
     }
 
     /// Whether the simulated bluetoothd holds a link to `address` now: its own Device1.Connected.

@@ -56,7 +56,8 @@ struct AnyCodingKey: CodingKey {
 /// Levenshtein distance for "did you mean" suggestions; keys are short, so the quadratic cost is irrelevant.
 enum EditDistance {
     static func between(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
         var previous = Array(0...b.count)
         for (i, x) in a.enumerated() {
             var current = [i + 1]

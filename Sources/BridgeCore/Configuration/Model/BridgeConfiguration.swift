@@ -43,7 +43,9 @@ package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         var host: Substring
         var port: Substring
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
             host = text[text.index(after: text.startIndex)..<close]
             port = text[text.index(close, offsetBy: 2)...]
             guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
@@ -51,11 +53,13 @@ package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
             guard let colon = text.lastIndex(of: ":") else { return nil }
             host = text[..<colon]
             port = text[text.index(after: colon)...]
-            let isIPv4 = host.split(separator: ".", omittingEmptySubsequences: false).count == 4
+            let isIPv4 =
+                host.split(separator: ".", omittingEmptySubsequences: false).count == 4
                 && host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil }
             guard isIPv4 || host == "localhost" else { return nil }
         }
-        guard !port.isEmpty, port.allSatisfy({ ("0"..."9").contains($0) }), let number = Int(port), (1...65_535).contains(number)
+        guard !port.isEmpty, port.allSatisfy({ ("0"..."9").contains($0) }), let number = Int(port),
+            (1...65_535).contains(number)
         else { return nil }
         self.host = String(host)
         self.port = number

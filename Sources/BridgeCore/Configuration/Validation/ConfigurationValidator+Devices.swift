@@ -81,7 +81,9 @@ extension ConfigurationValidator {
             return nil
         }
         if selection != .none, stateTaken {
-            fail("\(path).decoder", "decoded values go to <device>/state, which a characteristic named state already uses")
+            fail(
+                "\(path).decoder",
+                "decoded values go to <device>/state, which a characteristic named state already uses")
         }
         return selection
     }

@@ -58,7 +58,9 @@ extension ConfigurationValidator {
                 fail("\(path).component", "\(component.rawValue) sends commands, so the characteristic needs write:")
             }
             if !component.sendsCommands, !readable {
-                fail("\(path).component", "\(component.rawValue) shows a state, so the characteristic needs notify or read")
+                fail(
+                    "\(path).component",
+                    "\(component.rawValue) shows a state, so the characteristic needs notify or read")
             }
         }
         overrides.name = homeAssistantText(section.name, "\(path).name")

@@ -37,7 +37,9 @@ struct ConfigurationValidator {
         if let listen = file.metrics?.prometheus?.listen {
             metrics.prometheusListen = ListenAddress(parsing: listen)
             if metrics.prometheusListen == nil {
-                fail("metrics.prometheus.listen", "\"\(listen)\" is not an address and port such as 127.0.0.1:9464 or [::1]:9464")
+                fail(
+                    "metrics.prometheus.listen",
+                    "\"\(listen)\" is not an address and port such as 127.0.0.1:9464 or [::1]:9464")
             }
         }
         let fleet = validateFleet(file.fleet, gatewayID: mqtt?.gatewayID, devices: devices)
