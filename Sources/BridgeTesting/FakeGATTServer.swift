@@ -106,7 +106,7 @@ package final class FakeGATTServer: GATTServer {
 
     /// Waits until `condition` holds for this server.
     package func wait(
-        for what: String, timeout: Duration = .seconds(10),
+        for what: String, timeout: Duration = .seconds(30),
         until condition: @escaping @Sendable (FakeGATTServer) -> Bool
     ) async throws {
         guard await waiters.wait(timeout: timeout, until: { [unowned self] in condition(self) }) else {

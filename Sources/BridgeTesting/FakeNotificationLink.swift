@@ -94,7 +94,7 @@ package final class FakeNotificationLink: GATTNotificationLink {
 
     /// Waits until `condition` holds for this link.
     package func wait(
-        for what: String, timeout: Duration = .seconds(10),
+        for what: String, timeout: Duration = .seconds(30),
         until condition: @escaping @Sendable (FakeNotificationLink) -> Bool
     ) async throws {
         guard await waiters.wait(timeout: timeout, until: { [unowned self] in condition(self) }) else {

@@ -78,7 +78,7 @@ package final class InMemoryMQTTBroker: Sendable {
     ///
     /// - Throws: `InMemoryMQTTBroker.Timeout` when none arrives in time.
     package func nextPublished(
-        on filter: String, since: Int = 0, timeout: Duration = .seconds(10),
+        on filter: String, since: Int = 0, timeout: Duration = .seconds(30),
         where predicate: @escaping @Sendable (MQTTMessage) -> Bool = { _ in true }
     ) async throws -> MQTTMessage {
         let filter = try MQTTTopicFilter(filter)

@@ -80,7 +80,7 @@ package final class ManualClock: Clock, Sendable {
     /// Waits until at least `count` tasks sleep on this clock (at most `timeout` of real time).
     ///
     /// - Throws: `ManualClock.Timeout` when they do not in time.
-    package func waitForSleepers(count: Int, timeout: Duration = .seconds(10)) async throws {
+    package func waitForSleepers(count: Int, timeout: Duration = .seconds(30)) async throws {
         let reached = await withDeadline(timeout) {
             await withCheckedContinuation { continuation in
                 self.state.withLock { state in

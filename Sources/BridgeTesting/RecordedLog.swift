@@ -35,7 +35,7 @@ package final class RecordedLog<Entry: Sendable>: Sendable {
 
     /// The first entry at or after position `since` satisfying `predicate`, waiting up to `timeout` for it.
     package func first(
-        since: Int = 0, timeout: Duration = .seconds(10), where predicate: @escaping @Sendable (Entry) -> Bool
+        since: Int = 0, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (Entry) -> Bool
     ) async throws -> Entry {
         let id = state.withLock { state in
             state.nextID += 1

@@ -132,9 +132,9 @@ struct FleetHarness {
 
 /// Waits (in real time, at most 10 s) until `condition` holds, yielding between checks.
 func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
+    let deadline = ContinuousClock.now + .seconds(30)
     while !condition() {
-        guard ContinuousClock.now < deadline else { throw FleetHarness.StepLimit(limit: .seconds(10)) }
+        guard ContinuousClock.now < deadline else { throw FleetHarness.StepLimit(limit: .seconds(30)) }
         try await Task.sleep(for: .milliseconds(1))
     }
 }

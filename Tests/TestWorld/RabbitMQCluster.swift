@@ -182,6 +182,10 @@ package actor RabbitMQCluster {
             // Configuration files of a system-wide RabbitMQ must not leak in.
             "RABBITMQ_CONF_ENV_FILE": node.directory + "/rabbitmq-env.conf",
             "RABBITMQ_ADVANCED_CONFIG_FILE": node.directory + "/advanced.config",
+            // One scheduler each and no busy-waiting: Erlang's schedulers spin by default, and two nodes spinning
+            // would starve every other test the suite runs beside them on a two-core machine.
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "+S 1:1 +sbwt none +sbwtdcpu none +sbwtdio none",
+            "RABBITMQ_CTL_ERL_ARGS": "+S 1:1 +sbwt none +sbwtdcpu none +sbwtdio none",
         ]
     }
 
