@@ -130,7 +130,7 @@ struct FleetHarness {
     }
 }
 
-/// Waits (in real time, at most 10 s) until `condition` holds, yielding between checks.
+/// Waits (in real time, at most 30 s) until `condition` holds, yielding between checks.
 func waitUntil(_ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(30)
     while !condition() {
