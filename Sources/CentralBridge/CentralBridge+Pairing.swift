@@ -33,13 +33,8 @@ extension CentralBridge {
         let outbox = self.outbox
         let eventTopic = routes.bridgeEventTopic
         let show: @Sendable (String) -> Void = { message in
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.field("type", "pairing_prompt")
-            writer.field("device", topic)
-            writer.field("message", message)
-            writer.endObject()
-            outbox.send(MQTTMessage(topic: eventTopic, payload: writer.bytes, qos: .atLeastOnce))
+            let event = BridgeEvent(type: "pairing_prompt", device: topic, message: message)
+            outbox.send(MQTTMessage(topic: eventTopic, payload: event.payload, qos: .atLeastOnce))
         }
         try await central.pair(device: path, passkey: passkey, timeout: Self.pairingTimeout, prompt: show)
         logger.notice("device.paired", metadata: ["device.name": "\(topic)"])

@@ -29,33 +29,17 @@ extension CentralBridge {
 
     /// Publishes a `bridge/event` (not retained).
     func publishEvent(type: String, device: String, error: CommandFailure? = nil, reason: String? = nil) {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", type)
-        writer.field("device", device)
-        if let reason { writer.field("reason", reason) }
-        if let error {
-            writer.field("error", error.name)
-            writer.field("message", error.message)
-        }
-        writer.endObject()
-        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atMostOnce))
+        let event = BridgeEvent(type: type, device: device, reason: reason, error: error?.name, message: error?.message)
+        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: event.payload, qos: .atMostOnce))
     }
 
     /// `bridge/info`: what this gateway is and what it is configured to do.
     func bridgeInfoPayload() -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
-        writer.beginObject()
-        writer.field("version", version)
-        if let gateway = configuration.mqtt.gatewayID { writer.field("gateway_id", gateway) }
-        writer.field("base_topic", configuration.mqtt.baseTopic)
-        writer.field("adapter", configuration.bluetooth.adapter)
-        writer.key("configured_devices")
-        writer.beginArray()
-        for device in configuration.devices { writer.value(device.topicName ?? "(match)") }
-        writer.endArray()
-        writer.field("peripheral", configuration.peripheral != nil)
-        writer.endObject()
-        return writer.bytes
+        BridgeInfo(
+            version: version, gatewayID: configuration.mqtt.gatewayID, baseTopic: configuration.mqtt.baseTopic,
+            adapter: configuration.bluetooth.adapter,
+            configuredDevices: configuration.devices.map { $0.topicName ?? "(match)" },
+            peripheral: configuration.peripheral != nil
+        ).payload
     }
 }

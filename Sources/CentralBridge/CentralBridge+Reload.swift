@@ -44,14 +44,8 @@ extension CentralBridge {
     /// A reload whose file does not validate: the running configuration stays, and operators hear why.
     package func reloadFailed(_ problems: [String]) {
         logger.error("configuration.reload_failed", metadata: ["errors": "\(problems.count)"])
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "configuration_invalid")
-        writer.field("error", "gattway.Error.InvalidConfiguration")
-        // At most a few lines, each already a one-line "path: message".
-        writer.field("message", problems.prefix(10).joined(separator: "; "))
-        writer.endObject()
-        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atLeastOnce))
+        let event = BridgeEvent.configurationInvalid(problems: problems)
+        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: event.payload, qos: .atLeastOnce))
     }
 
     /// Lets go of a tracked peripheral: its entry is gone, or (for one found by `match`) it is no longer heard.
@@ -110,20 +104,9 @@ extension CentralBridge {
     }
 
     private func publishReloadEvent(released: [String], restartNeeded: [String]) {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "configuration_reloaded")
-        writer.key("released")
-        writer.beginArray()
-        for topic in released { writer.value(topic) }
-        writer.endArray()
-        writer.field("tracked", devices.count)
-        writer.key("restart_needed")
-        writer.beginArray()
-        for section in restartNeeded { writer.value(section) }
-        writer.endArray()
-        writer.endObject()
-        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: writer.bytes, qos: .atLeastOnce))
+        let event = BridgeEvent.configurationReloaded(
+            released: released, tracked: devices.count, restartNeeded: restartNeeded)
+        outbox.send(MQTTMessage(topic: routes.bridgeEventTopic, payload: event.payload, qos: .atLeastOnce))
     }
 
     /// Frees the tracking slots of `match` devices no longer heard: an advertiser that came and went (or faked a

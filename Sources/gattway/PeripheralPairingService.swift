@@ -103,15 +103,11 @@ package actor PeripheralPairingService: Service {
             metadata: [
                 "central": "\(prompt.central)", "message": "\(prompt.message)",
             ])
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.field("type", "pairing_prompt")
-        writer.field("central", prompt.central)
-        if let passkey = prompt.passkey { writer.field("passkey", passkey) }
-        writer.field("message", prompt.message)
-        writer.endObject()
+        var event = BridgeEvent(type: "pairing_prompt", message: prompt.message)
+        event.central = prompt.central
+        event.passkey = prompt.passkey
         do {
-            try await mqtt.publish(MQTTMessage(topic: eventTopic, payload: writer.bytes, qos: .atLeastOnce))
+            try await mqtt.publish(MQTTMessage(topic: eventTopic, payload: event.payload, qos: .atLeastOnce))
         } catch {
             logger.warning("peripheral.pairing.publish.failed", metadata: ["error": "\(error)"])
         }

@@ -44,18 +44,7 @@ extension FleetClaim {
     package static let maximumTerm: UInt64 = 1 << 53
 
     /// `{"gateway":"hall","term":7,"rssi":-61,"pinned":false}`; a release has `"gateway":null` and no rssi.
-    package var payload: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 80)
-        writer.beginObject()
-        writer.key("gateway")
-        if let gateway { writer.value(gateway) } else { writer.null() }
-        writer.key("term")
-        writer.value(term)
-        if let rssi { writer.field("rssi", rssi) }
-        writer.field("pinned", pinned)
-        writer.endObject()
-        return writer.bytes
-    }
+    package var payload: [UInt8] { JSONPayload.encode(self) }
 
     /// Parses a claim; an empty payload (a cleared retained message) is nil.
     package static func parse(_ payload: [UInt8]) throws(FleetPayloadError) -> FleetClaim? {
@@ -103,24 +92,43 @@ extension FleetClaim {
     }
 }
 
-extension FleetSightings {
-    /// `{"gateway":"hall","free_slots":3,"devices":[{"device":"lock","rssi":-61,"owned":true}]}`.
-    package var payload: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 64 + devices.count * 48)
-        writer.beginObject()
-        writer.field("gateway", gateway)
-        writer.field("free_slots", freeSlots)
-        writer.key("devices")
-        writer.beginArray()
-        for sighting in devices {
-            writer.beginObject()
-            writer.field("device", sighting.device)
-            writer.field("rssi", sighting.rssi)
-            writer.field("owned", sighting.owned)
-            writer.endObject()
-        }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
+extension FleetSightings: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case gateway, devices
+        case freeSlots = "free_slots"
+    }
+
+    /// `{"devices":[{"device":"lock","owned":true,"rssi":-61}],"free_slots":3,"gateway":"hall"}`.
+    package var payload: [UInt8] { JSONPayload.encode(self) }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(gateway, forKey: .gateway)
+        try container.encode(freeSlots, forKey: .freeSlots)
+        try container.encode(devices, forKey: .devices)
+    }
+}
+
+extension FleetSightings.Sighting: Encodable {
+    private enum CodingKeys: String, CodingKey { case device, rssi, owned }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(device, forKey: .device)
+        try container.encode(rssi, forKey: .rssi)
+        try container.encode(owned, forKey: .owned)
+    }
+}
+
+extension FleetClaim: Encodable {
+    private enum CodingKeys: String, CodingKey { case gateway, term, rssi, pinned }
+
+    /// A release says `"gateway": null` rather than leaving it out: readers tell it from a malformed claim.
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(gateway, forKey: .gateway)
+        try container.encode(term, forKey: .term)
+        try container.encodeIfPresent(rssi, forKey: .rssi)
+        try container.encode(pinned, forKey: .pinned)
     }
 }

@@ -45,10 +45,10 @@ import Testing
     @Test func payloadsRoundTrip() throws {
         let claim = FleetClaim(gateway: "hall", term: 7, rssi: -61, pinned: true)
         #expect(
-            String(decoding: claim.payload, as: UTF8.self) == #"{"gateway":"hall","term":7,"rssi":-61,"pinned":true}"#)
+            String(decoding: claim.payload, as: UTF8.self) == #"{"gateway":"hall","pinned":true,"rssi":-61,"term":7}"#)
         #expect(try FleetClaim.parse(claim.payload) == claim)
         let release = FleetClaim.release(after: 7)
-        #expect(String(decoding: release.payload, as: UTF8.self) == #"{"gateway":null,"term":8,"pinned":false}"#)
+        #expect(String(decoding: release.payload, as: UTF8.self) == #"{"gateway":null,"pinned":false,"term":8}"#)
         #expect(try FleetClaim.parse(release.payload) == release)
         #expect(try FleetClaim.parse([]) == nil)
     }
@@ -87,7 +87,7 @@ import Testing
             devices: [.init(device: "lock", rssi: -61, owned: true), .init(device: "thermo", rssi: -83, owned: false)])
         #expect(
             String(decoding: sightings.payload, as: UTF8.self)
-                == #"{"gateway":"hall","free_slots":5,"devices":[{"device":"lock","rssi":-61,"owned":true},{"device":"thermo","rssi":-83,"owned":false}]}"#
+                == #"{"devices":[{"device":"lock","owned":true,"rssi":-61},{"device":"thermo","owned":false,"rssi":-83}],"free_slots":5,"gateway":"hall"}"#
         )
     }
 
