@@ -41,7 +41,7 @@ package final class ChildProcess: @unchecked Sendable {
             self.stderrText.append(data)
             self.lock.unlock()
         }
-        try process.run()
+        try launch(process)
     }
 
     /// An empty read is end of file: the program (and every child holding the pipe) closed it.
@@ -147,6 +147,18 @@ package final class ChildProcess: @unchecked Sendable {
 
 /// A process for `executable` (looked up on PATH when it has no slash) with this process's environment plus
 /// `environment`.
+/// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (a test run crashed in
+/// it with two launches in flight), and the suites launch daemons and tools in parallel: every launch of the test
+/// world goes through this lock.
+private let processLaunches = NSLock()
+
+/// Launches `process`, one launch at a time.
+package func launch(_ process: Process) throws {
+    processLaunches.lock()
+    defer { processLaunches.unlock() }
+    try process.run()
+}
+
 func makeProcess(_ executable: String, _ arguments: [String], environment: [String: String]?) -> Process {
     let process = Process()
     if executable.contains("/") {

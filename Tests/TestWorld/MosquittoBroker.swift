@@ -26,7 +26,7 @@ package actor MosquittoBroker {
     ) async throws {
         directory = try makeTemporaryDirectory("gattway-mosquitto")
         port = try freeLoopbackPort()
-        certificates = tls ? try Self.makeCertificates(in: directory) : nil
+        certificates = tls ? try await Self.makeCertificates(in: directory) : nil
         var lines = [
             "listener \(port) 127.0.0.1",
             "max_queued_messages 0",
@@ -116,7 +116,7 @@ package actor MosquittoBroker {
     }
 
     /// Makes a CA and a server certificate (SAN localhost and 127.0.0.1) signed by it.
-    private static func makeCertificates(in directory: String) throws -> Certificates {
+    private static func makeCertificates(in directory: String) async throws -> Certificates {
         let script = """
             set -e
             openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Gattway Test CA" -keyout ca.key -out ca.crt 2>/dev/null
@@ -124,15 +124,12 @@ package actor MosquittoBroker {
             printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext
             openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt 2>/dev/null
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        try process.run()
-        process.waitUntilExit()  // openssl finishes in well under a second; its own failures end the script
-        guard process.terminationStatus == 0 else {
+        // The script's own failures end it (`set -e`); openssl finishes in well under a second.
+        let (status, _, errors) = try await runToCompletion(
+            "/bin/sh", ["-c", "cd '\(directory)' && " + script], timeout: .seconds(60))
+        guard status == 0 else {
             throw TestWorldError(
-                "openssl could not make test certificates in \(directory) (status \(process.terminationStatus))")
+                "openssl could not make test certificates in \(directory) (status \(status)): \(errors)")
         }
         return Certificates(
             caFile: directory + "/ca.crt", certFile: directory + "/server.crt", keyFile: directory + "/server.key")
