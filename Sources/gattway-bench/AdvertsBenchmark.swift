@@ -40,37 +40,19 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     }
 
     private func selectedWorkloads() throws -> [AdvertsWorkload] {
-        try workloads.split(separator: ",").map { name in
-            guard let workload = AdvertsWorkload(name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown workload \(name); use crowd or a rate from 1 to 1000")
-            }
-            return workload
+        try BenchLocations.list(workloads, of: "workload", choices: "crowd or a rate from 1 to 1000") {
+            AdvertsWorkload($0)
         }
     }
 
     private func selectedReceivers() throws -> [AdvertsReceiverKind] {
-        try receivers.split(separator: ",").map { name in
-            guard let kind = AdvertsReceiverKind(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown receiver \(name); use c and/or gattway")
-            }
-            return kind
+        try BenchLocations.list(receivers, of: "receiver", choices: "c and/or gattway") {
+            AdvertsReceiverKind(rawValue: $0)
         }
     }
 
     func run() async throws {
-        var chosen = gattway
-        if chosen == nil, let root = BenchLocations.packageRoot(),
-            FileManager.default.isExecutableFile(atPath: root + "/.build/release/gattway")
-        {
-            chosen = root + "/.build/release/gattway"
-        }
-        let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
-        let packageRoot =
-            (((located.simulator as NSString).deletingLastPathComponent as NSString)
-            .deletingLastPathComponent as NSString).deletingLastPathComponent
-        let build =
-            located.gattway.contains("/release/")
-            ? "release" : (located.gattway.contains("/debug/") ? "debug" : "unknown")
+        let (located, packageRoot, build) = try BenchLocations.underTest(gattway: gattway, simulator: simulator)
         progress("… gattway under test: \(located.gattway) (\(build) build)")
         let kinds = try selectedReceivers()
 

@@ -55,11 +55,8 @@ struct CentralBenchmark: AsyncParsableCommand {
     }
 
     private func selectedPaths() throws -> [SubscriptionPath] {
-        try paths.split(separator: ",").map { name in
-            guard let path = SubscriptionPath(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown path \(name); use AcquireNotify and/or StartNotify")
-            }
-            return path
+        try BenchLocations.list(paths, of: "path", choices: "AcquireNotify and/or StartNotify") {
+            SubscriptionPath(rawValue: $0)
         }
     }
 
@@ -203,6 +200,39 @@ enum BenchLocations {
             directory = (directory as NSString).deletingLastPathComponent
         }
         return nil
+    }
+
+    /// The programs a side-by-side benchmark compares: the given gattway, else this package's release build when it
+    /// is built, else the one next to this program; with the package root and which build the binary is.
+    static func underTest(
+        gattway: String?, simulator: String?
+    ) throws -> (paths: BenchPaths, packageRoot: String, build: String) {
+        var chosen = gattway
+        if chosen == nil, let root = packageRoot(),
+            FileManager.default.isExecutableFile(atPath: root + "/.build/release/gattway")
+        {
+            chosen = root + "/.build/release/gattway"
+        }
+        let located = try find(gattway: chosen, simulator: simulator)
+        // bluez-sim lives in <root>/Tests/BlueZSimulator.
+        var root = located.simulator
+        for _ in 0..<3 { root = (root as NSString).deletingLastPathComponent }
+        let build =
+            located.gattway.contains("/release/")
+            ? "release" : (located.gattway.contains("/debug/") ? "debug" : "unknown")
+        return (located, root, build)
+    }
+
+    /// A comma-separated option as values, or a clear error naming the one not understood.
+    static func list<Value>(
+        _ text: String, of what: String, choices: String, _ make: (String) -> Value?
+    ) throws -> [Value] {
+        try text.split(separator: ",").map { name in
+            guard let value = make(name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown \(what) \(name); use \(choices)")
+            }
+            return value
+        }
     }
 
     static func find(gattway: String?, simulator: String?) throws -> BenchPaths {

@@ -49,38 +49,21 @@ struct CompareBenchmark: AsyncParsableCommand {
     }
 
     private func selectedRelays() throws -> [CompareRelayKind] {
-        try relays.split(separator: ",").map { name in
-            guard let kind = CompareRelayKind(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown relay \(name); use c, gattway and/or bleak")
-            }
-            return kind
+        try BenchLocations.list(relays, of: "relay", choices: "c, gattway and/or bleak") {
+            CompareRelayKind(rawValue: $0)
         }
     }
 
     private func selectedPaths() throws -> [SubscriptionPath] {
-        try paths.split(separator: ",").map { name in
-            guard let path = SubscriptionPath(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown path \(name); use StartNotify and/or AcquireNotify")
-            }
-            return path
+        try BenchLocations.list(paths, of: "path", choices: "StartNotify and/or AcquireNotify") {
+            SubscriptionPath(rawValue: $0)
         }
     }
 
     func run() async throws {
         // The release binary when it is built, whichever build this program is; else the one next to it.
-        var chosen = gattway
-        if chosen == nil, let root = BenchLocations.packageRoot(),
-            FileManager.default.isExecutableFile(atPath: root + "/.build/release/gattway")
-        {
-            chosen = root + "/.build/release/gattway"
-        }
-        let located = try BenchLocations.find(gattway: chosen, simulator: simulator)
-        let packageRoot =
-            (((located.simulator as NSString).deletingLastPathComponent as NSString)
-            .deletingLastPathComponent as NSString).deletingLastPathComponent
+        let (located, packageRoot, build) = try BenchLocations.underTest(gattway: gattway, simulator: simulator)
         let gattwayPath = located.gattway
-        let build =
-            gattwayPath.contains("/release/") ? "release" : (gattwayPath.contains("/debug/") ? "debug" : "unknown")
         progress("… gattway under test: \(gattwayPath) (\(build) build)")
         let paths = BenchPaths(gattway: gattwayPath, simulator: located.simulator, scenario: located.scenario)
 
