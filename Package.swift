@@ -27,23 +27,36 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
-        // C is caged here: only DBus imports CDBus, only Mosquitto imports CMosquitto.
+        // C is caged here: only DBus imports CDBus, only Mosquitto imports CMosquitto, only Polling imports CEpoll.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
+        // One thread polling sockets, running timers and jobs: the loop the D-Bus connection, the MQTT client and the
+        // notification sockets of the hot path share.
+        .systemLibrary(name: "CEpoll"),
+        .target(
+            name: "Polling",
+            dependencies: [
+                "CEpoll",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "DBus",
-            dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CDBus", "Polling", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "MQTTCore",
+            dependencies: ["Polling"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Mosquitto",
             dependencies: [
-                "CMosquitto", "MQTTCore",
+                "CMosquitto", "MQTTCore", "Polling",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -52,12 +65,13 @@ let package = Package(
         ),
         .target(
             name: "BluetoothCore",
+            dependencies: ["Polling"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "BlueZ",
             dependencies: [
-                "DBus", "BluetoothCore",
+                "DBus", "BluetoothCore", "Polling",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -75,7 +89,7 @@ let package = Package(
         .target(
             name: "CentralBridge",
             dependencies: [
-                "BridgeCore", "MQTTCore", "BluetoothCore",
+                "BridgeCore", "MQTTCore", "BluetoothCore", "Polling",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -152,12 +166,14 @@ let package = Package(
         .target(
             name: "BridgeTesting",
             dependencies: [
-                "MQTTCore", "BluetoothCore", "BridgeCore", .product(name: "DequeModule", package: "swift-collections"),
+                "MQTTCore", "BluetoothCore", "BridgeCore", "Polling",
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             path: "Sources/BridgeTesting",
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestWorld"], swiftSettings: swiftSettings),
+        .testTarget(name: "PollingTests", dependencies: ["Polling"], swiftSettings: swiftSettings),
         .testTarget(name: "MQTTCoreTests", dependencies: ["MQTTCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MosquittoTests",
@@ -177,13 +193,13 @@ let package = Package(
         ),
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BlueZ", "DBus", "BluetoothCore", "TestWorld"],
+            dependencies: ["BlueZ", "DBus", "BluetoothCore", "Polling", "TestWorld"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CentralBridgeTests",
             dependencies: [
-                "CentralBridge", "BridgeTesting", "BridgeCore", "MQTTCore", "BluetoothCore", "TestWorld",
+                "CentralBridge", "BridgeTesting", "Polling", "BridgeCore", "MQTTCore", "BluetoothCore", "TestWorld",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,7 +1,7 @@
 package import BluetoothCore
 package import DBus
-package import Dispatch
 package import Logging
+package import Polling
 
 /// bluetoothd as the central bridge's `BLECentral`: `BlueZClient`'s operations with D-Bus decoded into
 /// `BLECentralEvent`s and every `DBusError` turned into a `BlueZError` here, in one place.
@@ -66,13 +66,13 @@ package final class BlueZCentral: BLECentral {
     }
 
     package func acquireNotify(
-        characteristic: String, timeout: Duration, queue: DispatchQueue,
+        characteristic: String, timeout: Duration, loop: PollLoop,
         onBatch: @escaping @Sendable ([[UInt8]]) -> Bool, onClose: @escaping @Sendable (Bool) -> Void
     ) async throws -> any BLENotificationChannel {
         let (fd, mtu) = try await mapped {
             try await client.acquireNotify(characteristic: characteristic, timeout: timeout)
         }
-        return NotificationSocket(fd: fd.take(), mtu: mtu, queue: queue, onBatch: onBatch, onClose: onClose)
+        return NotificationSocket(fd: fd.take(), mtu: mtu, loop: loop, onBatch: onBatch, onClose: onClose)
     }
 
     package func pair(

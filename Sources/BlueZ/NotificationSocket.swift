@@ -1,12 +1,12 @@
-package import Dispatch
 import Glibc
+package import Polling
 import Synchronization
 
 /// Reads the notifications bluetoothd writes into an AcquireNotify socket (SOCK_SEQPACKET: one datagram per
 /// notification) and hands them on in batches: one batch per readable event, so that a burst costs one call.
 ///
-/// The socket is read on the queue the owner chooses, and `onBatch` runs there synchronously: a consumer that
-/// lives on that queue (an MQTT client's, say) handles notifications with no thread hand-off at all. When
+/// The socket is watched by the loop the owner chooses, and `onBatch` runs there synchronously: a consumer that
+/// lives on that loop (an MQTT client's, say) handles notifications with no thread hand-off at all. When
 /// `onBatch` returns false the consumer is full: reading pauses until it calls `resume()`. bluetoothd then meets
 /// a full socket and drops notifications (sendmsg EAGAIN, logged only by bluetoothd), which is the only
 /// backpressure BlueZ offers.
@@ -14,8 +14,8 @@ package final class NotificationSocket: Sendable {
     /// A group of notifications read in one go, oldest first.
     package typealias Batch = [[UInt8]]
 
-    private let source: ReadSourceHandle
-    private let counters = CounterBox()
+    private let reader: SocketReader
+    private let status = SocketStatus()
 
     package struct Counters: Sendable {
         package var received = 0
@@ -23,73 +23,168 @@ package final class NotificationSocket: Sendable {
     }
 
     /// Starts reading `fd`, which the reader owns from now on and closes when the peer hangs up or on `close()`.
-    /// `onBatch` and `onClose` run on `queue`; `onClose` is told whether the peer hung up (true) or `close()` ended
+    /// `onBatch` and `onClose` run on `loop`; `onClose` is told whether the peer hung up (true) or `close()` ended
     /// the session (false).
     package init(
-        fd: Int32, mtu: UInt16, queue: DispatchQueue, onBatch: @escaping @Sendable (Batch) -> Bool,
+        fd: Int32, mtu: UInt16, loop: PollLoop, onBatch: @escaping @Sendable (Batch) -> Bool,
         onClose: @escaping @Sendable (_ peerHungUp: Bool) -> Void = { _ in }
     ) {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        let handle = ReadSourceHandle(source, queue: queue, bufferSize: max(Int(mtu), 517) + 1)
-        self.source = handle
-        let counters = self.counters
-        source.setEventHandler {
-            var batch: Batch = []
-            var hungUp = false
-            // Drain what is there now, bounded so one busy socket cannot starve the queue.
-            let buffer = handle.receiveBuffer
-            for _ in 0..<512 {
-                let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
-                if count > 0 {
-                    // One exact-size copy per notification: it becomes the MQTT payload.
-                    batch.append(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
-                } else if count == 0 {
-                    // SOCK_SEQPACKET returns 0 both for an empty datagram (an empty notification: a value like any
-                    // other) and at end of file. Only a peer that shut down can mean the latter.
-                    if Self.isEndOfFile(fd) {
-                        hungUp = true
-                        break
-                    }
-                    batch.append([])
-                } else {
-                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
-                    hungUp = true
-                    break
-                }
-            }
-            if !batch.isEmpty {
-                counters.value.withLock { $0.received += batch.count }
-                if !onBatch(batch) {
-                    counters.value.withLock { $0.pauses += 1 }
-                    handle.pause()
-                }
-            }
-            if hungUp {
-                handle.peerHungUp = true
-                handle.cancel()
-            }
-        }
-        source.setCancelHandler {
-            Glibc.close(fd)
-            onClose(handle.peerHungUp)
-        }
-        source.activate()
+        let status = self.status
+        let reader = SocketReader(
+            fd: fd, bufferSize: max(Int(mtu), 517) + 1, loop: loop, status: status, onBatch: onBatch,
+            onClose: { hungUp in
+                status.closed.store(true, ordering: .relaxed)
+                onClose(hungUp)
+            })
+        self.reader = reader
+        loop.execute { reader.start() }
     }
 
-    /// A socket whose batches arrive on an AsyncStream (bounded: a batch that does not fit is dropped).
-    package static func streaming(fd: Int32, mtu: UInt16, maxBufferedBatches: Int = 1024)
+    /// A socket whose batches arrive on an AsyncStream (bounded: a batch that does not fit is dropped), read on a
+    /// loop of its own.
+    package static func streaming(fd: Int32, mtu: UInt16, maxBufferedBatches: Int = 1024) throws(PollLoopError)
         -> (NotificationSocket, AsyncStream<Batch>)
     {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Batch.self, bufferingPolicy: .bufferingOldest(maxBufferedBatches))
+        let loop = try PollLoop(name: "notify.\(fd)")
         let socket = NotificationSocket(
-            fd: fd, mtu: mtu, queue: DispatchQueue(label: "gattway.bluez.notify.\(fd)"),
+            fd: fd, mtu: mtu, loop: loop,
             onBatch: { batch in
                 continuation.yield(batch)
                 return true
             }, onClose: { _ in continuation.finish() })
         continuation.onTermination = { [socket] _ in socket.close() }
         return (socket, stream)
+    }
+
+    package var currentCounters: Counters { status.counters.withLock { $0 } }
+
+    /// Whether the socket was closed (by `close()` or by the peer hanging up).
+    package var isClosed: Bool { status.closed.load(ordering: .relaxed) }
+
+    /// Reading continues after `onBatch` returned false. Call it on the socket's loop.
+    package func resume() {
+        reader.resume()
+    }
+
+    /// Releases the notification session: closing the socket is how AcquireNotify is released. Callable from any
+    /// thread; `onClose(false)` follows on the loop.
+    package func close() {
+        status.closed.store(true, ordering: .relaxed)
+        reader.loop.execute { [reader] in reader.finish(peerHungUp: false) }
+    }
+}
+
+/// What the socket's owner may read from any thread.
+private final class SocketStatus: Sendable {
+    let counters = Mutex(NotificationSocket.Counters())
+    let closed = Atomic<Bool>(false)
+}
+
+/// The socket's watch and reading state.
+///
+/// @unchecked Sendable: everything but `loop` is only touched on the loop thread (the watch's handler, `start`,
+/// `finish`, and `resume()`, which callers make on the loop).
+private final class SocketReader: @unchecked Sendable {
+    let loop: PollLoop
+    private var fd: Int32
+    private let onBatch: @Sendable ([[UInt8]]) -> Bool
+    private let onClose: @Sendable (Bool) -> Void
+    private let status: SocketStatus
+    private var watch: FileWatch?
+    private var paused = false
+    private var finished = false
+    /// Reused for every datagram.
+    private let receiveBuffer: UnsafeMutableRawBufferPointer
+
+    init(
+        fd: Int32, bufferSize: Int, loop: PollLoop, status: SocketStatus,
+        onBatch: @escaping @Sendable ([[UInt8]]) -> Bool,
+        onClose: @escaping @Sendable (Bool) -> Void
+    ) {
+        self.fd = fd
+        self.loop = loop
+        self.status = status
+        self.onBatch = onBatch
+        self.onClose = onClose
+        receiveBuffer = .allocate(byteCount: bufferSize, alignment: 1)
+    }
+
+    deinit {
+        if !finished { Glibc.close(fd) }
+        receiveBuffer.deallocate()
+    }
+
+    func start() {
+        guard !finished else { return }
+        do {
+            let watch = try loop.watch(
+                fd, readable: { [weak self] in self?.readAvailable() }, writable: {})
+            // The watch reads its own duplicate from now on; the socket is released when the watch is cancelled.
+            Glibc.close(fd)
+            fd = watch.fileDescriptor
+            self.watch = watch
+            watch.setInterest(read: !paused, write: false)
+        } catch {
+            // Out of descriptors: the session cannot be read, so it ends as if bluetoothd had closed it.
+            finish(peerHungUp: true)
+        }
+    }
+
+    func resume() {
+        guard paused else { return }
+        paused = false
+        watch?.setInterest(read: true, write: false)
+    }
+
+    func finish(peerHungUp: Bool) {
+        guard !finished else { return }
+        finished = true
+        if let watch {
+            watch.cancel()
+        } else {
+            Glibc.close(fd)
+        }
+        watch = nil
+        onClose(peerHungUp)
+    }
+
+    private func readAvailable() {
+        var batch: [[UInt8]] = []
+        var hungUp = false
+        // Drain what is there now, bounded so one busy socket cannot starve the loop.
+        for _ in 0..<512 {
+            let count = recv(fd, receiveBuffer.baseAddress, receiveBuffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 {
+                // One exact-size copy per notification: it becomes the MQTT payload.
+                batch.append(Array(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<count])))
+            } else if count == 0 {
+                // SOCK_SEQPACKET returns 0 both for an empty datagram (an empty notification: a value like any
+                // other) and at end of file. Only a peer that shut down can mean the latter.
+                if Self.isEndOfFile(fd) {
+                    hungUp = true
+                    break
+                }
+                batch.append([])
+            } else {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                hungUp = true
+                break
+            }
+        }
+        if !batch.isEmpty {
+            let taken = onBatch(batch)
+            status.counters.withLock {
+                $0.received += batch.count
+                if !taken { $0.pauses += 1 }
+            }
+            if !taken && !finished {
+                paused = true
+                watch?.setInterest(read: false, write: false)
+            }
+        }
+        if hungUp { finish(peerHungUp: true) }
     }
 
     /// After a 0-byte `recv`: true when the peer has hung up and nothing but the end of file is left to read.
@@ -107,69 +202,5 @@ package final class NotificationSocket: Sendable {
         var queued: Int32 = 0
         guard ioctl(fd, UInt(FIONREAD), &queued) == 0 else { return true }
         return queued == 0
-    }
-
-    package var currentCounters: Counters { counters.value.withLock { $0 } }
-
-    /// Whether the socket was closed (by `close()` or by the peer hanging up).
-    package var isClosed: Bool { source.isCancelled }
-
-    /// Reading continues after `onBatch` returned false. Call it on the socket's queue.
-    package func resume() {
-        source.resume()
-    }
-
-    /// Releases the notification session: closing the socket is how AcquireNotify is released.
-    package func close() {
-        source.cancel()
-    }
-}
-
-private final class CounterBox: Sendable {
-    let value = Mutex(NotificationSocket.Counters())
-}
-
-/// The read source, shared with its own handlers.
-/// @unchecked Sendable: `paused`, `peerHungUp` and `receiveBuffer` are only touched on the source's queue (the event
-/// handler, and `resume()`, which callers make on that queue); `cancel()` is thread-safe in libdispatch. A suspended source is resumed before it
-/// is released, since libdispatch traps on releasing a suspended source.
-private final class ReadSourceHandle: @unchecked Sendable {
-    private let source: any DispatchSourceRead
-    private let queue: DispatchQueue
-    private var paused = false
-    /// Set by the event handler before it cancels the source, read by the cancel handler: both on the queue.
-    var peerHungUp = false
-    /// Reused for every datagram; only the event handler (on the source's queue) touches it.
-    let receiveBuffer: UnsafeMutableRawBufferPointer
-
-    init(_ source: any DispatchSourceRead, queue: DispatchQueue, bufferSize: Int) {
-        self.source = source
-        self.queue = queue
-        receiveBuffer = .allocate(byteCount: bufferSize, alignment: 1)
-    }
-
-    var isCancelled: Bool { source.isCancelled }
-
-    func pause() {
-        guard !paused else { return }
-        paused = true
-        source.suspend()
-    }
-
-    func resume() {
-        guard paused else { return }
-        paused = false
-        source.resume()
-    }
-
-    /// Cancels from any thread; a paused source is resumed on its queue so that its cancel handler can run.
-    func cancel() {
-        source.cancel()
-        queue.async { self.resume() }
-    }
-
-    deinit {
-        if paused { source.resume() }
-        receiveBuffer.deallocate()
     }
 }

@@ -1,5 +1,5 @@
 package import BluetoothCore
-package import Dispatch
+package import Polling
 import Synchronization
 
 extension FakeBLECentral {
@@ -94,14 +94,14 @@ extension FakeBLECentral {
     }
 
     package func acquireNotify(
-        characteristic: String, timeout: Duration, queue: DispatchQueue,
+        characteristic: String, timeout: Duration, loop: PollLoop,
         onBatch: @escaping @Sendable ([[UInt8]]) -> Bool, onClose: @escaping @Sendable (Bool) -> Void
     ) async throws -> any BLENotificationChannel {
         operations.append(.acquireNotify(characteristic))
         try requireConnected(characteristic)
         let refused = state.withLock { $0.acquireRefused.contains(characteristic) }
         if refused { throw BlueZError(.notSupported, "Operation is not supported") }
-        let channel = FakeNotificationChannel(queue: queue, onBatch: onBatch, onClose: onClose)
+        let channel = FakeNotificationChannel(loop: loop, onBatch: onBatch, onClose: onClose)
         state.withLock { $0.channels[characteristic] = channel }
         return channel
     }

@@ -1,8 +1,8 @@
 import BluetoothCore
-import Dispatch
+import Polling
 import Synchronization
 
-/// An AcquireNotify channel in memory: values are handed to the bridge's `onBatch` on the bridge's queue, and a
+/// An AcquireNotify channel in memory: values are handed to the bridge's `onBatch` on the bridge's loop, and a
 /// paused channel holds them until `resume()`, as a socket that is not read does.
 package final class FakeNotificationChannel: BLENotificationChannel {
     private struct State {
@@ -12,15 +12,15 @@ package final class FakeNotificationChannel: BLENotificationChannel {
     }
 
     private let state = Mutex(State())
-    private let queue: DispatchQueue
+    private let loop: PollLoop
     private let onBatch: @Sendable ([[UInt8]]) -> Bool
     private let onClose: @Sendable (Bool) -> Void
 
     init(
-        queue: DispatchQueue, onBatch: @escaping @Sendable ([[UInt8]]) -> Bool,
+        loop: PollLoop, onBatch: @escaping @Sendable ([[UInt8]]) -> Bool,
         onClose: @escaping @Sendable (Bool) -> Void
     ) {
-        self.queue = queue
+        self.loop = loop
         self.onBatch = onBatch
         self.onClose = onClose
     }
@@ -30,7 +30,7 @@ package final class FakeNotificationChannel: BLENotificationChannel {
     /// Sends `values` to the bridge; false when the channel is closed.
     func deliver(_ values: [[UInt8]]) -> Bool {
         guard !isClosed else { return false }
-        queue.async { [self] in
+        loop.execute { [self] in
             let batch: [[UInt8]] = state.withLock { state in
                 guard !state.closed else { return [] }
                 state.held += values
@@ -56,6 +56,6 @@ package final class FakeNotificationChannel: BLENotificationChannel {
             defer { state.closed = true }
             return !state.closed
         }
-        if wasOpen { queue.async { [onClose] in onClose(byPeer) } }
+        if wasOpen { loop.execute { [onClose] in onClose(byPeer) } }
     }
 }

@@ -1,23 +1,27 @@
-package import Dispatch
 package import MQTTCore
+package import Polling
 import Synchronization
 
 /// One client of an `InMemoryMQTTBroker`, conforming to the bridges' `MQTTClient` port.
 ///
-/// It always has capacity: `publishOnQueue` takes every message (QoS 0 ones fail while disconnected, as with a
+/// It always has capacity: `publishOnLoop` takes every message (QoS 0 ones fail while disconnected, as with a
 /// real client). Link changes are driven by the test: `dropConnection()` (the broker publishes the Last Will) and
 /// `reconnect()`.
 package final class InMemoryMQTTClient: MQTTClient {
     package let id: String
     let broker: InMemoryMQTTBroker
-    package let publishQueue: DispatchQueue
+    package let publishLoop: PollLoop
     package let connectionEvents: AsyncStream<MQTTConnectionEvent>
     let events: AsyncStream<MQTTConnectionEvent>.Continuation
 
     init(id: String, broker: InMemoryMQTTBroker) {
         self.id = id
         self.broker = broker
-        publishQueue = DispatchQueue(label: "gattway.testing.mqtt.\(id)")
+        do {
+            publishLoop = try PollLoop(name: "mqtt.mem.\(id)")
+        } catch {
+            fatalError("the in-memory client \(id) cannot start its loop: \(error)")
+        }
         // Unbounded: a test makes a handful of link changes, and a bridge that missed one would be a false result.
         (connectionEvents, events) = AsyncStream.makeStream(of: MQTTConnectionEvent.self)
         events.yield(.connected)
@@ -58,10 +62,10 @@ package final class InMemoryMQTTClient: MQTTClient {
         broker.state.withLock { $0.sessions[id]?.subscriptions.removeAll { $0.filter == parsed } }
     }
 
-    package func publishOnQueue(
+    package func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> MQTTQueuePublishResult {
-        dispatchPrecondition(condition: .onQueue(publishQueue))
+        publishLoop.checkIsolated()
         var result = MQTTQueuePublishResult(taken: 0, failed: 0)
         for message in messages {
             do { try publishNow(message) } catch { result.failed += 1 }

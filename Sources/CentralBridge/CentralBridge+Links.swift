@@ -168,7 +168,7 @@ extension CentralBridge {
                 let jobs = self.jobs
                 let generation = device.socketGeneration
                 let socket = try await central.acquireNotify(
-                    characteristic: characteristicPath, timeout: .seconds(10), queue: mqtt.publishQueue,
+                    characteristic: characteristicPath, timeout: .seconds(10), loop: mqtt.publishLoop,
                     onBatch: { batch in publisher.handle(batch) },
                     onClose: { [weak self] byPeer in
                         guard byPeer, let bridge = self else { return }

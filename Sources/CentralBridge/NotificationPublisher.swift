@@ -1,18 +1,18 @@
 import BluetoothCore
 import BridgeCore
 import CoreMetrics
-import Dispatch
 import Logging
 import MQTTCore
+import Polling
 
 /// Publishes the notifications of one AcquireNotify socket to the characteristic's value topic.
 ///
-/// The hot path: the socket is read on the MQTT client's own queue and each batch is decoded and handed to
-/// libmosquitto right there (`publishOnQueue`), with no hop through the bridge actor or the task pool. When the
+/// The hot path: the socket is read on the MQTT client's own loop and each batch is decoded and handed to
+/// libmosquitto right there (`publishOnLoop`), with no hop through the bridge actor or the task pool. When the
 /// client has no capacity (outstanding QoS 1 publishes at their bound, or a full output buffer) the rest of the
 /// batch waits here and the socket pauses until capacity returns.
 ///
-/// @unchecked Sendable: `pending`, `socket` and `resumeWanted` are only touched on the MQTT client's queue (the socket's event
+/// @unchecked Sendable: `pending`, `socket` and `resumeWanted` are only touched on the MQTT client's loop (the socket's event
 /// handler and the client's capacity callback both run there).
 final class NotificationPublisher: @unchecked Sendable {
     private let route: CharacteristicRoute
@@ -33,10 +33,10 @@ final class NotificationPublisher: @unchecked Sendable {
     }
 
     /// Attaches the channel whose batches `handle` receives, so that a paused channel can be resumed. Runs on the
-    /// MQTT client's queue, in order with the batches; a resume asked for before the channel was attached happens
+    /// MQTT client's loop, in order with the batches; a resume asked for before the channel was attached happens
     /// here.
     func attach(_ channel: any BLENotificationChannel) {
-        mqtt.publishQueue.async { [self] in
+        mqtt.publishLoop.execute { [self] in
             socket = channel
             if resumeWanted {
                 resumeWanted = false
@@ -45,7 +45,7 @@ final class NotificationPublisher: @unchecked Sendable {
         }
     }
 
-    /// Runs on the MQTT client's queue (the channel's `onBatch`). Returns false to pause the channel.
+    /// Runs on the MQTT client's loop (the channel's `onBatch`). Returns false to pause the channel.
     func handle(_ batch: [[UInt8]]) -> Bool {
         pending.append(contentsOf: pipeline.messages(for: batch))
         return publishPending()
@@ -54,7 +54,7 @@ final class NotificationPublisher: @unchecked Sendable {
     /// Offers what is pending to the client; true when all of it was taken.
     private func publishPending() -> Bool {
         guard !pending.isEmpty else { return true }
-        let result = mqtt.publishOnQueue(pending) { [self] in
+        let result = mqtt.publishOnLoop(pending) { [self] in
             guard self.publishPending() else { return }
             if let socket = self.socket { socket.resume() } else { self.resumeWanted = true }
         }

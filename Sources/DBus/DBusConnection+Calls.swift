@@ -1,5 +1,5 @@
 internal import CDBus
-import Dispatch
+import Polling
 import Synchronization
 
 /// Resumes one method call's continuation exactly once: from libdbus's pending-call notify, from cancellation,
@@ -56,7 +56,7 @@ extension DBusConnection {
                     return
                 }
                 pendingCalls[token] = PendingCall(pending: pending, box: box)
-                // No dispatch can run between send and set_notify: both happen in this turn of our queue.
+                // No dispatch can run between send and set_notify: both happen in this turn of our loop.
                 dbus_pending_call_set_notify(
                     pending,
                     { pending, context in
@@ -72,7 +72,7 @@ extension DBusConnection {
                     { context in Unmanaged<PendingCallBox>.fromOpaque(context!).release() })
             }
         } onCancel: { [weak self] in
-            self?.executor.queue.async { [weak self] in
+            self?.loop.execute { [weak self] in
                 self?.assumeIsolated { $0.cancelCall(token) }
             }
         }

@@ -1,9 +1,8 @@
 internal import CDBus
-import Dispatch
-import Glibc
 import Logging
+import Polling
 
-/// libdbus's main-loop integration: watches and timeouts become DispatchSources on the connection's queue,
+/// libdbus's main-loop integration: watches and timeouts become the watches and timers of the connection's loop,
 /// and incoming messages are dispatched there.
 extension DBusConnection {
     private static func connection(_ context: UnsafeMutableRawPointer?) -> DBusConnection {
@@ -48,7 +47,7 @@ extension DBusConnection {
                 nonisolated(unsafe) let timeout = timeout!
                 DBusConnection.connection(context).assumeIsolated { $0.updateTimeout(timeout) }
             }, context, nil)
-        // Must not dispatch from inside this callback: defer it to the queue.
+        // Must not dispatch from inside this callback: defer it to the loop.
         dbus_connection_set_dispatch_status_function(
             c,
             { _, status, context in
@@ -68,78 +67,56 @@ extension DBusConnection {
 
     private func updateWatch(_ watch: OpaquePointer) {
         let key = Self.key(watch)
-        for source in watchSources.removeValue(forKey: key) ?? [] { source.cancel() }
-        guard dbus_watch_get_enabled(watch) != 0 else {
-            watchSources[key] = []
-            return
-        }
-        let fd = dbus_watch_get_unix_fd(watch)
         let flags = dbus_watch_get_flags(watch)
-        var sources: [any DispatchSourceProtocol] = []
-        // Each source watches a dup() of the socket of its own and closes it in its cancel handler: libdbus closes
-        // its fd as soon as the connection ends, while a cancelled source is unregistered later on libdispatch's
-        // manager thread. Had the source watched libdbus' number, a connection opened meanwhile could reuse that
-        // number and meet the stale registration, which crashes libdispatch.
-        if flags & DBUS_WATCH_READABLE.rawValue != 0 {
-            let watched = Self.ownDescriptor(of: fd)
-            let source = DispatchSource.makeReadSource(fileDescriptor: watched, queue: executor.queue)
-            source.setEventHandler { [weak self] in
-                self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_READABLE.rawValue) }
+        let enabled = dbus_watch_get_enabled(watch) != 0
+        if watches[key] == nil {
+            do {
+                watches[key] = try loop.watch(
+                    dbus_watch_get_unix_fd(watch),
+                    readable: { [weak self] in
+                        self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_READABLE.rawValue) }
+                    },
+                    writable: { [weak self] in
+                        self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_WRITABLE.rawValue) }
+                    })
+            } catch {
+                // Out of descriptors: the connection cannot be served; its calls time out and its owner sees it.
+                logger.error("dbus.watch_failed", metadata: ["error": "\(error)"])
+                return
             }
-            if watched != fd { source.setCancelHandler { Glibc.close(watched) } }
-            sources.append(source)
         }
-        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
-            let watched = Self.ownDescriptor(of: fd)
-            let source = DispatchSource.makeWriteSource(fileDescriptor: watched, queue: executor.queue)
-            source.setEventHandler { [weak self] in
-                self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_WRITABLE.rawValue) }
-            }
-            if watched != fd { source.setCancelHandler { Glibc.close(watched) } }
-            sources.append(source)
-        }
-        // Activated at once: releasing a never-activated source crashes libdispatch.
-        for source in sources { source.activate() }
-        watchSources[key] = sources
-    }
-
-    /// A duplicate of `fd` for one dispatch source; `fd` itself only when the process is out of descriptors.
-    private static func ownDescriptor(of fd: Int32) -> Int32 {
-        let duplicate = dup(fd)
-        return duplicate >= 0 ? duplicate : fd
+        watches[key]?.setInterest(
+            read: enabled && flags & DBUS_WATCH_READABLE.rawValue != 0,
+            write: enabled && flags & DBUS_WATCH_WRITABLE.rawValue != 0)
     }
 
     private func removeWatch(_ watch: OpaquePointer) {
-        for source in watchSources.removeValue(forKey: Self.key(watch)) ?? [] { source.cancel() }
+        watches.removeValue(forKey: Self.key(watch))?.cancel()
     }
 
     private func handleWatch(_ key: UInt, _ flags: UInt32) {
-        // A source cancelled in this turn of the queue may still fire once; the watch may be freed by then.
-        guard handle != nil, watchSources[key] != nil, let watch = OpaquePointer(bitPattern: key) else { return }
+        // The watch may have been removed by a handler earlier in this turn; then libdbus has freed it.
+        guard handle != nil, watches[key] != nil, let watch = OpaquePointer(bitPattern: key) else { return }
         dbus_watch_handle(watch, flags)
         dispatchAll()
     }
 
     private func updateTimeout(_ timeout: OpaquePointer) {
         let key = Self.key(timeout)
-        timeoutSources.removeValue(forKey: key)?.cancel()
+        timeouts.removeValue(forKey: key)?.cancel()
         guard dbus_timeout_get_enabled(timeout) != 0 else { return }
-        let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(timeout)))
-        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [weak self] in
+        let interval = Duration.milliseconds(Int(dbus_timeout_get_interval(timeout)))
+        timeouts[key] = loop.schedule(after: interval, repeating: interval) { [weak self] in
             self?.assumeIsolated { $0.handleTimeout(key) }
         }
-        timer.activate()
-        timeoutSources[key] = timer
     }
 
     private func removeTimeout(_ timeout: OpaquePointer) {
-        timeoutSources.removeValue(forKey: Self.key(timeout))?.cancel()
+        timeouts.removeValue(forKey: Self.key(timeout))?.cancel()
     }
 
     private func handleTimeout(_ key: UInt) {
-        guard handle != nil, timeoutSources[key] != nil, let timeout = OpaquePointer(bitPattern: key) else { return }
+        guard handle != nil, timeouts[key] != nil, let timeout = OpaquePointer(bitPattern: key) else { return }
         dbus_timeout_handle(timeout)
         dispatchAll()
     }
@@ -147,7 +124,7 @@ extension DBusConnection {
     func scheduleDispatch() {
         guard !dispatchScheduled else { return }
         dispatchScheduled = true
-        executor.queue.async { [weak self] in
+        loop.execute { [weak self] in
             self?.assumeIsolated { connection in
                 connection.dispatchScheduled = false
                 connection.dispatchAll()
@@ -155,7 +132,7 @@ extension DBusConnection {
         }
     }
 
-    /// Dispatches queued messages; after a batch it yields the queue so calls and timers are not starved.
+    /// Dispatches queued messages; after a batch it yields the loop so calls and timers are not starved.
     func dispatchAll() {
         var remaining = 256
         while let c = handle, dbus_connection_get_dispatch_status(c) == DBUS_DISPATCH_DATA_REMAINS {

@@ -1,7 +1,7 @@
 internal import CDBus
-import Dispatch
 import Glibc
 import Logging
+import Polling
 
 /// One signal stream's rule and its end of the stream.
 struct SignalSubscription {
@@ -39,7 +39,7 @@ extension DBusConnection {
         let drops = DBusCounter()
         subscriptions[token] = SignalSubscription(rule: rule, continuation: continuation, drops: drops)
         continuation.onTermination = { [weak self] _ in
-            self?.executor.queue.async { [weak self] in
+            self?.loop.execute { [weak self] in
                 self?.assumeIsolated { $0.removeSubscription(token) }
             }
         }

@@ -10,7 +10,7 @@ package struct DBusSignalTapToken: Sendable, Hashable {
 }
 
 extension DBusConnection {
-    /// Hands each signal matching `rule` to `handler` on the connection's own queue, as the signal is dispatched
+    /// Hands each signal matching `rule` to `handler` on the connection's loop, as the signal is dispatched
     /// and before any signal stream sees it. When `handler` returns true the signal is consumed: no stream gets it.
     ///
     /// For hot paths only: a stream costs a hand-off to the consumer's task per signal (or per burst), a tap costs

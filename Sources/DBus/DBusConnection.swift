@@ -1,15 +1,16 @@
 internal import CDBus
-package import Dispatch
 package import Logging
+package import Polling
 
-/// One private connection to a message bus, driven on its own serial queue.
+/// One private connection to a message bus, driven on a serial `PollLoop`.
 ///
-/// The actor runs on a `DBusQueueExecutor`; libdbus's socket watches and timeouts are DispatchSources on that
-/// queue, and every libdbus call and callback happens there, so the C state needs no locks. Only decoded,
-/// Sendable values leave the actor.
+/// The actor runs on the loop; libdbus's socket watches and timeouts are the loop's watches and timers, and every
+/// libdbus call and callback happens on the loop thread, so the C state needs no locks. Only decoded, Sendable
+/// values leave the actor.
 package actor DBusConnection {
-    nonisolated let executor: DBusQueueExecutor
-    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// The loop the actor, the socket and the timeouts run on.
+    package nonisolated let loop: PollLoop
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// The unique name the bus gave this connection, e.g. `:1.42`.
     package nonisolated let uniqueName: String
@@ -17,8 +18,8 @@ package actor DBusConnection {
 
     /// nil once closed.
     var handle: OpaquePointer?
-    var watchSources: [UInt: [any DispatchSourceProtocol]] = [:]
-    var timeoutSources: [UInt: any DispatchSourceTimer] = [:]
+    var watches: [UInt: FileWatch] = [:]
+    var timeouts: [UInt: LoopTimer] = [:]
     var dispatchScheduled = false
     var nextToken: UInt64 = 1
 
@@ -43,28 +44,28 @@ package actor DBusConnection {
 
     /// Opens a private connection to `bus` and registers it (Hello).
     ///
-    /// Opening and registering block, so they run on the connection's own queue, never on the cooperative pool.
+    /// Opening and registering block, so they run on the connection's loop, never on the cooperative pool.
     ///
-    /// `queue`: the serial queue to run on, when the connection is to share it with another client (the MQTT
-    /// client that publishes what this connection receives, so that a signal is read and published in one turn of
-    /// one thread); nil for a queue of its own. Whatever else runs on a shared queue holds up this connection.
+    /// `loop`: the loop to run on, when the connection is to share it with another client (the MQTT client that
+    /// publishes what this connection receives, so that a signal is read and published in one turn of one
+    /// thread); nil for a loop of its own. Whatever else runs on a shared loop holds up this connection.
     package static func connect(
-        to bus: DBusBus, name: String = "dbus", queue: DispatchQueue? = nil, logger: Logger
+        to bus: DBusBus, name: String = "dbus", loop: PollLoop? = nil, logger: Logger
     ) async throws -> DBusConnection {
-        let executor = queue.map(DBusQueueExecutor.init(queue:)) ?? DBusQueueExecutor(label: "gattway.dbus.\(name)")
+        let loop = try loop ?? PollLoop.forConnection(name)
         let opened: OpenedConnection = try await withCheckedThrowingContinuation { continuation in
-            executor.queue.async {
+            loop.execute {
                 continuation.resume(with: Result { () throws(DBusError) in try OpenedConnection.open(bus) })
             }
         }
-        let connection = DBusConnection(executor: executor, opened: opened, logger: logger)
+        let connection = DBusConnection(loop: loop, opened: opened, logger: logger)
         await connection.start()
         logger.debug("dbus.connected", metadata: ["dbus.unique_name": "\(opened.uniqueName)", "dbus.name": "\(name)"])
         return connection
     }
 
-    private init(executor: DBusQueueExecutor, opened: OpenedConnection, logger: Logger) {
-        self.executor = executor
+    private init(loop: PollLoop, opened: OpenedConnection, logger: Logger) {
+        self.loop = loop
         self.uniqueName = opened.uniqueName
         self.logger = logger
         self.handle = opened.pointer
@@ -152,10 +153,10 @@ package actor DBusConnection {
     }
 }
 
-/// A connection opened and registered on the connection's queue, on its way to the actor.
+/// A connection opened and registered on the connection's loop, on its way to the actor.
 ///
-/// `@unchecked Sendable`: the pointer is handed over exactly once, from the queue that opened it to the actor
-/// that runs on the same queue, and libdbus connections are thread-safe anyway.
+/// `@unchecked Sendable`: the pointer is handed over exactly once, from the loop that opened it to the actor
+/// that runs on the same loop, and libdbus connections are thread-safe anyway.
 final class OpenedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
     let uniqueName: String
@@ -165,7 +166,7 @@ final class OpenedConnection: @unchecked Sendable {
         self.uniqueName = uniqueName
     }
 
-    /// Blocking: opens and registers. Call only on the connection's queue.
+    /// Blocking: opens and registers. Call only on the connection's loop.
     static func open(_ bus: DBusBus) throws(DBusError) -> OpenedConnection {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -203,5 +204,16 @@ final class OpenedConnection: @unchecked Sendable {
             return DBusError(name: name, message: "\(context): \(message)")
         }
         return DBusError(name: DBusError.failed, message: context)
+    }
+}
+
+extension PollLoop {
+    /// A loop of the connection's own, its failure to start as a `DBusError`.
+    fileprivate static func forConnection(_ name: String) throws(DBusError) -> PollLoop {
+        do {
+            return try PollLoop(name: "dbus.\(name)")
+        } catch {
+            throw DBusError(name: DBusError.failed, message: "cannot start the loop of connection \(name): \(error)")
+        }
     }
 }

@@ -41,7 +41,7 @@ package struct DBusMethodCall: Sendable {
 /// How a method is answered. Throwing a `DBusError` sends an error reply with its name and message; any other
 /// error becomes `org.freedesktop.DBus.Error.Failed` with the error's description.
 package enum DBusMethodHandler: Sendable {
-    /// Runs on the connection's queue and replies at once; it must not block.
+    /// Runs on the connection's loop and replies at once; it must not block.
     case sync(@Sendable (DBusMethodCall) throws -> [DBusValue])
     /// Runs in its own task and replies when done; other calls are served meanwhile.
     case async(@Sendable (DBusMethodCall) async throws -> [DBusValue])

@@ -1,4 +1,4 @@
-package import Dispatch
+package import Polling
 
 /// A change of an MQTT client's link to the broker.
 package enum MQTTConnectionEvent: Sendable, Equatable {
@@ -8,7 +8,7 @@ package enum MQTTConnectionEvent: Sendable, Equatable {
     case disconnected(MQTTError)
 }
 
-/// What `MQTTClient.publishOnQueue` did with a batch.
+/// What `MQTTClient.publishOnLoop` did with a batch.
 package struct MQTTQueuePublishResult: Sendable, Equatable {
     /// How many messages, from the start, were handled (published, or failed and counted in `failed`).
     package var taken: Int
@@ -25,8 +25,8 @@ package struct MQTTQueuePublishResult: Sendable, Equatable {
 ///
 /// `MosquittoClient` is the production conformer; `BridgeTesting.InMemoryMQTTBroker` hands out in-memory ones.
 /// Two ways to publish exist because the notification hot path must not hop: `publish` is the ordinary awaitable
-/// one, while `publishOnQueue` is synchronous and runs on `publishQueue`, where code that reads values (a
-/// notification socket's DispatchSource, say) already runs.
+/// one, while `publishOnLoop` is synchronous and runs on `publishLoop`, where code that reads values (a
+/// notification socket's watch, say) already runs.
 package protocol MQTTClient: AnyObject, Sendable {
     /// Received messages, in order, with the client's inbound backpressure. Single consumer.
     var messages: MQTTInboundStream { get }
@@ -51,15 +51,15 @@ package protocol MQTTClient: AnyObject, Sendable {
     /// Unsubscribes from `filter` and forgets it.
     func unsubscribe(_ filter: String) async throws
 
-    /// The serial queue `publishOnQueue` must be called on.
-    var publishQueue: DispatchQueue { get }
+    /// The loop `publishOnLoop` must be called on.
+    var publishLoop: PollLoop { get }
 
-    /// Publishes from code already running on `publishQueue`, without suspending: messages are taken in order
-    /// while there is capacity. When not all were taken, `onCapacity` runs once on `publishQueue` as soon as
+    /// Publishes from code already running on `publishLoop`, without suspending: messages are taken in order
+    /// while there is capacity. When not all were taken, `onCapacity` runs once on `publishLoop` as soon as
     /// capacity returns, so the caller can offer the rest then.
     ///
-    /// - Precondition: called on `publishQueue`.
-    func publishOnQueue(
+    /// - Precondition: called on `publishLoop`.
+    func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> MQTTQueuePublishResult
 }

@@ -1,7 +1,7 @@
 import CMosquitto
-import Dispatch
 import Logging
 import MQTTCore
+import Polling
 
 extension MosquittoClient {
     /// The client passed as libmosquitto's `obj` (unretained: `run()` destroys the handle before it returns).
@@ -10,7 +10,7 @@ extension MosquittoClient {
         return Unmanaged<MosquittoClient>.fromOpaque(context).takeUnretainedValue()
     }
 
-    /// Registers the C callbacks. They run inside our `mosquitto_loop_*` calls, i.e. on the client's queue, so they
+    /// Registers the C callbacks. They run inside our `mosquitto_loop_*` calls, i.e. on the client's loop, so they
     /// copy what they need out of C memory and re-enter the actor with `assumeIsolated` (which traps otherwise).
     func installCallbacks(_ handle: OpaquePointer) {
         mosquitto_connect_v5_callback_set(handle) { _, context, rc, _, _ in

@@ -1,10 +1,10 @@
 import CMosquitto
-import Dispatch
 import Logging
 import MQTTCore
+import Polling
 
 extension MosquittoClient {
-    /// Connects (or reconnects) now. `mosquitto_connect` does a blocking TCP connect on the client's own queue,
+    /// Connects (or reconnects) now. `mosquitto_connect` does a blocking TCP connect on the client's own loop,
     /// never on the cooperative pool; the CONNECT packet follows and CONNACK arrives through the read source.
     func attemptConnect() {
         guard state == .idle || state == .waitingToReconnect, let handle = handle?.pointer else { return }
@@ -20,24 +20,21 @@ extension MosquittoClient {
             connectionLost(error)
             return
         }
-        guard startWatching(handle) else {
+        do {
+            try startWatching(handle)
+        } catch {
             connectionLost(
-                .library(operation: "watching the broker socket", code: MOSQ_ERR_ERRNO.rawValue, reason: "dup() failed")
-            )
+                .library(operation: "watching the broker socket", code: MOSQ_ERR_ERRNO.rawValue, reason: "\(error)"))
             return
         }
-        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
         let timeout = options.connectTimeout
-        timer.schedule(deadline: .now() + timeout.dispatchInterval)
-        timer.setEventHandler { [weak self] in
+        connectTimer?.cancel()
+        connectTimer = loop.schedule(after: timeout) { [weak self] in
             self?.assumeIsolated { client in
                 guard client.state == .connecting else { return }
                 client.connectionLost(.timeout(operation: "connecting to \(broker)", after: timeout))
             }
         }
-        connectTimer?.cancel()
-        connectTimer = timer
-        timer.activate()
         updateWriteInterest()
     }
 
@@ -57,18 +54,14 @@ extension MosquittoClient {
         return mosquitto_connect_bind_v5(handle, broker.host, Int32(broker.port), keepAlive, nil, properties)
     }
 
-    private func startWatching(_ handle: OpaquePointer) -> Bool {
+    private func startWatching(_ handle: OpaquePointer) throws(PollLoopError) {
         stopWatching()
-        guard
-            let watch = SocketWatch(
-                socket: mosquitto_socket(handle), queue: executor.queue,
-                readable: { [weak self] in self?.assumeIsolated { $0.socketReadable(forced: false) } },
-                writable: { [weak self] in self?.assumeIsolated { $0.socketWritable() } }
-            )
-        else { return false }
+        let watch = try SocketWatch(
+            socket: mosquitto_socket(handle), loop: loop,
+            readable: { [weak self] in self?.assumeIsolated { $0.socketReadable(forced: false) } },
+            writable: { [weak self] in self?.assumeIsolated { $0.socketWritable() } })
         if readsPaused { watch.pauseReading() }
         socketWatch = watch
-        return true
     }
 
     func stopWatching() {
@@ -121,12 +114,10 @@ extension MosquittoClient {
 
     /// The keepalive tick: `mosquitto_loop_misc` sends PINGREQ and notices a dead link; it also enforces the pause cap.
     func startKeepaliveTimer() {
-        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
         let interval = min(Duration.seconds(1), options.maximumPause / 2)
-        timer.schedule(deadline: .now() + interval.dispatchInterval, repeating: interval.dispatchInterval)
-        timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.keepaliveTick() } }
-        keepaliveTimer = timer
-        timer.activate()
+        keepaliveTimer = loop.schedule(after: interval, repeating: interval) { [weak self] in
+            self?.assumeIsolated { $0.keepaliveTick() }
+        }
     }
 
     private func keepaliveTick() {
@@ -168,11 +159,7 @@ extension MosquittoClient {
         logger.warning(
             wasConnected ? "mqtt.disconnected" : "mqtt.connect_failed",
             metadata: [LogKey.error: "\(error)", LogKey.delay: "\(delay)"])
-        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
-        timer.schedule(deadline: .now() + delay.dispatchInterval)
-        timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.attemptConnect() } }
         reconnectTimer?.cancel()
-        reconnectTimer = timer
-        timer.activate()
+        reconnectTimer = loop.schedule(after: delay) { [weak self] in self?.assumeIsolated { $0.attemptConnect() } }
     }
 }

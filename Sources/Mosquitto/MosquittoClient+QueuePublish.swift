@@ -1,27 +1,22 @@
 import CMosquitto
-package import Dispatch
 import Glibc
 package import MQTTCore
+package import Polling
 
 extension MosquittoClient {
-    /// The serial queue every libmosquitto call of this client runs on.
-    ///
-    /// Code scheduled on it (a DispatchSource reading a notification socket, say) can publish with
-    /// `publishOnQueue`, without the two thread hand-offs of an `await` on the actor.
-    package nonisolated var queue: DispatchQueue { executor.queue }
-
-    /// What `publishOnQueue` did with a batch.
+    /// What `publishOnLoop` did with a batch.
     package typealias QueuePublishResult = MQTTQueuePublishResult
 
-    /// `queue`, as the `MQTTClient` port names it.
-    package nonisolated var publishQueue: DispatchQueue { executor.queue }
+    /// `loop`, as the `MQTTClient` port names it: code on it (a notification socket's watch, say) can publish with
+    /// `publishOnLoop`, without the thread hand-offs of an `await` on the actor.
+    package nonisolated var publishLoop: PollLoop { loop }
 
-    /// Publishes from code already running on `queue`, without suspending: messages are taken in order while there
+    /// Publishes from code already running on `loop`, without suspending: messages are taken in order while there
     /// is capacity (QoS 1/2: a free outstanding slot; QoS 0: the output buffer not full). When not all were taken,
-    /// `onCapacity` runs once on `queue` as soon as capacity returns, so the caller can offer the rest then.
+    /// `onCapacity` runs once on `loop` as soon as capacity returns, so the caller can offer the rest then.
     ///
-    /// - Precondition: called on `queue` (checked: traps elsewhere).
-    package nonisolated func publishOnQueue(
+    /// - Precondition: called on `loop` (checked: traps elsewhere).
+    package nonisolated func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
         assumeIsolated { client in client.publishAvailable(messages, onCapacity: onCapacity) }
@@ -61,7 +56,7 @@ extension MosquittoClient {
         return !mosquitto_want_write(handle)
     }
 
-    /// Runs the callbacks of `publishOnQueue` callers waiting for capacity (after an ack, a drained socket or a
+    /// Runs the callbacks of `publishOnLoop` callers waiting for capacity (after an ack, a drained socket or a
     /// lost link, where QoS 0 messages then fail fast instead of waiting).
     func capacityReturned() {
         guard !capacityCallbacks.isEmpty else { return }

@@ -1,5 +1,5 @@
-import Dispatch
 import MQTTCore
+import Polling
 
 extension MosquittoClient {
     /// What a suspended caller waits for; resumed by the loop when it happens.
@@ -19,12 +19,12 @@ extension MosquittoClient {
     func wait(for reason: WaitReason, operation: String, timeout: Duration?) async throws {
         let id = nextWaitID
         nextWaitID &+= 1
-        let queue = executor.queue
+        let loop = loop
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 waits[id] = PendingWait(reason: reason, continuation: continuation)
                 if let timeout {
-                    queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                    loop.execute(after: timeout) { [weak self] in
                         self?.assumeIsolated {
                             $0.finishWait(id, with: .failure(MQTTError.timeout(operation: operation, after: timeout)))
                         }
@@ -32,9 +32,10 @@ extension MosquittoClient {
                 }
             }
         } onCancel: {
-            // Runs on the cancelling thread: hop to the queue. If cancellation came before the continuation was
-            // stored, this block still runs after it, because the actor is busy on the queue until then.
-            queue.async { [weak self] in self?.assumeIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
+            // Runs on the cancelling thread: hop to the loop. If cancellation came before the continuation was
+            // stored, this block still runs after it, because the actor is busy on the loop until then.
+            loop.execute { [weak self] in
+                self?.assumeIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
             }
         }
     }
@@ -57,14 +58,4 @@ extension MosquittoClient {
     }
 
     func isWaiting(for reason: WaitReason) -> Bool { waits.values.contains { $0.reason == reason } }
-}
-
-extension Duration {
-    var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(
-            Int(
-                clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds
-                    / 1_000_000_000))
-    }
 }

@@ -1,13 +1,14 @@
 import CMosquitto
-import Dispatch
 package import Logging
 package import MQTTCore
+package import Polling
 import ServiceLifecycle
 
 /// An MQTT client over libmosquitto, driven by Gattway's own loop; a `Service` whose `run()` keeps the link up.
 ///
-/// All libmosquitto calls happen on the actor's own serial queue (see `QueueExecutor`). The broker socket is
-/// watched with DispatchSources on a `dup()` of `mosquitto_socket()`, a 1 Hz timer runs `mosquitto_loop_misc`
+/// All libmosquitto calls happen on the actor's `PollLoop` (libmosquitto is not thread-safe in unthreaded mode), so
+/// its C callbacks arrive on the loop thread too and re-enter the actor with `assumeIsolated`. The broker socket is
+/// a watch of the loop (on a `dup()` of `mosquitto_socket()`), a 1 Hz timer runs `mosquitto_loop_misc`
 /// (keepalive), and lost links are re-established with jittered exponential backoff, re-subscribing every filter
 /// passed to `subscribe`.
 ///
@@ -27,8 +28,9 @@ import ServiceLifecycle
 ///   256 more messages in the buffer; then reads pause again for another period. Each such pass is counted in
 ///   `Statistics.pauseCapHits` and logged.
 package actor MosquittoClient: Service, MQTTClient {
-    nonisolated let executor: QueueExecutor
-    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// The loop every libmosquitto call of this client runs on.
+    package nonisolated let loop: PollLoop
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     package nonisolated let options: Options
     let logger: Logger
@@ -46,10 +48,9 @@ package actor MosquittoClient: Service, MQTTClient {
 
     /// The socket watchers of the current connection.
     var socketWatch: SocketWatch?
-    var keepaliveTimer: (any DispatchSourceTimer)?
-    var connectTimer: (any DispatchSourceTimer)?
-    var reconnectTimer: (any DispatchSourceTimer)?
-    var pauseCapTimer: (any DispatchSourceTimer)?
+    var keepaliveTimer: LoopTimer?
+    var connectTimer: LoopTimer?
+    var reconnectTimer: LoopTimer?
 
     /// Remembered subscriptions, in the order they were made, re-sent after every reconnect.
     var subscriptions: [(filter: String, qos: MQTTQoS, options: MQTTSubscriptionOptions)] = []
@@ -62,7 +63,7 @@ package actor MosquittoClient: Service, MQTTClient {
     var pauseStarted: ContinuousClock.Instant?
 
     var waits: [UInt64: PendingWait] = [:]
-    /// Synchronous publishers (`publishOnQueue`) waiting for capacity; each runs once when capacity returns.
+    /// Synchronous publishers (`publishOnLoop`) waiting for capacity; each runs once when capacity returns.
     var capacityCallbacks: [@Sendable () -> Void] = []
     var nextWaitID: UInt64 = 0
     var statistics = Statistics()
@@ -72,8 +73,17 @@ package actor MosquittoClient: Service, MQTTClient {
     /// Single consumer.
     package nonisolated let connectionEvents: AsyncStream<ConnectionEvent>
 
-    package init(options: Options, logger: Logger) {
-        executor = QueueExecutor(label: "gattway.mosquitto.\(options.clientID)")
+    /// `loop`: the loop to run on, when the client is to share it with what feeds it (the daemon's system-bus
+    /// connection and notification sockets, so that a value is read and published in one turn of one thread);
+    /// nil for a loop of its own. Throws only when a loop of its own cannot be started (out of threads or
+    /// descriptors).
+    package init(options: Options, logger: Logger, loop: PollLoop? = nil) throws(MQTTError) {
+        do {
+            self.loop = try loop ?? PollLoop(name: "mqtt.\(options.clientID)")
+        } catch {
+            throw .library(
+                operation: "starting the MQTT client's loop", code: MOSQ_ERR_ERRNO.rawValue, reason: "\(error)")
+        }
         self.options = options
         var logger = logger
         logger[metadataKey: LogKey.broker] = "\(options.broker)"
@@ -132,8 +142,8 @@ package actor MosquittoClient: Service, MQTTClient {
         do {
             try await withGracefulShutdownHandler {
                 try await wait(for: .stopped, operation: "run", timeout: nil)
-            } onGracefulShutdown: { [executor, weak self] in
-                executor.queue.async { [weak self] in self?.assumeIsolated { $0.requestStop(graceful: true) } }
+            } onGracefulShutdown: { [loop, weak self] in
+                loop.execute { [weak self] in self?.assumeIsolated { $0.requestStop(graceful: true) } }
             }
         } catch is CancellationError {
             // Cancellation is the normal way to stop without the graceful steps.
@@ -191,11 +201,10 @@ package actor MosquittoClient: Service, MQTTClient {
             _ = mosquitto_loop_write(pointer, 1)  // flush DISCONNECT now: nobody watches the socket afterwards
         }
         stopWatching()
-        for timer in [keepaliveTimer, connectTimer, reconnectTimer, pauseCapTimer] { timer?.cancel() }
+        for timer in [keepaliveTimer, connectTimer, reconnectTimer] { timer?.cancel() }
         keepaliveTimer = nil
         connectTimer = nil
         reconnectTimer = nil
-        pauseCapTimer = nil
         handle?.destroy()
         state = .stopped
         if let pauseStarted { statistics.timePaused += ContinuousClock.now - pauseStarted }

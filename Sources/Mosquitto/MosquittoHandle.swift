@@ -2,7 +2,7 @@ import CMosquitto
 
 /// Owns one `struct mosquitto *` and destroys it exactly once.
 ///
-/// Not Sendable: it lives inside `MosquittoClient`, whose queue is the only place the handle is used.
+/// Not Sendable: it lives inside `MosquittoClient`, whose loop is the only place the handle is used.
 final class MosquittoHandle {
     private(set) var pointer: OpaquePointer?
 

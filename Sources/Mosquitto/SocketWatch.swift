@@ -1,43 +1,28 @@
-import Dispatch
 import Glibc
+import Polling
 
-/// The read and write DispatchSources of one broker connection, with their suspend/resume balance.
+/// The loop's watch of one broker connection's socket, with the read pause and the write interest the client sets.
 ///
-/// Each source watches its own `dup()` of libmosquitto's socket and closes it in its cancel handler: libmosquitto
-/// closes its fd before we learn the link is gone, and the dup keeps the number we registered ours until the
-/// source is really cancelled, so a reconnect that reuses the number cannot meet a stale registration.
-/// Not Sendable: used only on the client's queue.
+/// The watch is on a `dup()` of libmosquitto's socket of its own (see `PollLoop.watch`): libmosquitto closes its fd
+/// before we learn the link is gone, and a reconnect that reuses the number must not meet our registration.
+/// Not Sendable: used only on the client's loop.
 final class SocketWatch {
-    let fd: Int32
-    private let read: any DispatchSourceRead
-    private let write: any DispatchSourceWrite
-    private var readSuspended = false
-    private var writeSuspended = false
+    private let watch: FileWatch
+    private var readPaused = false
+    private var writeWatched = false
 
-    init?(
-        socket: Int32, queue: DispatchQueue, readable: @escaping @Sendable () -> Void,
+    init(
+        socket: Int32, loop: PollLoop, readable: @escaping @Sendable () -> Void,
         writable: @escaping @Sendable () -> Void
-    ) {
-        let readFD = dup(socket)
-        guard readFD >= 0 else { return nil }
-        let writeFD = dup(socket)
-        guard writeFD >= 0 else {
-            close(readFD)
-            return nil
-        }
-        fd = readFD
-        read = DispatchSource.makeReadSource(fileDescriptor: readFD, queue: queue)
-        write = DispatchSource.makeWriteSource(fileDescriptor: writeFD, queue: queue)
-        read.setEventHandler(handler: readable)
-        read.setCancelHandler { close(readFD) }
-        write.setEventHandler(handler: writable)
-        write.setCancelHandler { close(writeFD) }
-        read.activate()
-        write.activate()
+    )
+        throws(PollLoopError)
+    {
+        watch = try loop.watch(socket, readable: readable, writable: writable)
         // Writing is only watched while libmosquitto has unsent data (`mosquitto_want_write`).
-        write.suspend()
-        writeSuspended = true
+        watch.setInterest(read: true, write: false)
     }
+
+    var fd: Int32 { watch.fileDescriptor }
 
     /// Asks the kernel to acknowledge what was just read at once rather than after the delayed-ACK timer.
     ///
@@ -50,26 +35,19 @@ final class SocketWatch {
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    func pauseReading() {
-        guard !readSuspended else { return }
-        read.suspend()
-        readSuspended = true
-    }
+    func pauseReading() { setReadPaused(true) }
+    func resumeReading() { setReadPaused(false) }
 
-    func resumeReading() {
-        guard readSuspended else { return }
-        read.resume()
-        readSuspended = false
+    private func setReadPaused(_ paused: Bool) {
+        guard paused != readPaused else { return }
+        readPaused = paused
+        watch.setInterest(read: !paused, write: writeWatched)
     }
 
     func watchWrites(_ enabled: Bool) {
-        if enabled && writeSuspended {
-            write.resume()
-            writeSuspended = false
-        } else if !enabled && !writeSuspended {
-            write.suspend()
-            writeSuspended = true
-        }
+        guard enabled != writeWatched else { return }
+        writeWatched = enabled
+        watch.setInterest(read: !readPaused, write: enabled)
     }
 
     /// Bytes the kernel holds for reading, so the loop can keep calling `mosquitto_loop_read` (which reads one
@@ -79,12 +57,8 @@ final class SocketWatch {
         return ioctl(fd, UInt(FIONREAD), &count) == 0 ? count : 0
     }
 
-    /// Cancels both sources; a suspended source must be resumed, or its cancel handler never runs and releasing
-    /// it crashes.
+    /// Stops watching and closes the watch's own descriptor.
     func cancel() {
-        read.cancel()
-        write.cancel()
-        resumeReading()
-        watchWrites(true)
+        watch.cancel()
     }
 }

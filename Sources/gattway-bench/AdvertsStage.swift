@@ -29,7 +29,7 @@ final class AdvertsStage: Sendable {
         busAddress = simulator.busAddress
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))
-        states = AdvertsStateCounter(port: port)
+        states = try AdvertsStateCounter(port: port)
         let client = states.client
         subscriberTask = Task { try await client.run() }
         try await states.start()
@@ -74,13 +74,13 @@ final class AdvertsStateCounter: Sendable {
     let client: MosquittoClient
     private let counts = Mutex<(messages: Int, devices: Set<String>)>((0, []))
 
-    init(port: UInt16) {
+    init(port: UInt16) throws {
         let options = MosquittoClient.Options(
             broker: MQTTBrokerURL(host: "127.0.0.1", port: Int(port)), clientID: "gattway-bench-adverts",
             inboundBuffer: .init(highWater: 50_000, lowWater: 10_000))
         var logger = Logger(label: "gattway.bench.adverts")
         logger.logLevel = .warning  // connection chatter would interleave with the figures
-        client = MosquittoClient(options: options, logger: logger)
+        client = try MosquittoClient(options: options, logger: logger)
     }
 
     /// Connects and subscribes; then `consume()` must run in a task of its own.

@@ -18,7 +18,7 @@ final class BenchSubscriber: Sendable {
         var unexpected = 0
     }
 
-    init(port: UInt16, base: String, qos: MQTTQoS) {
+    init(port: UInt16, base: String, qos: MQTTQoS) throws {
         self.base = base
         let options = MosquittoClient.Options(
             broker: MQTTBrokerURL(host: "127.0.0.1", port: Int(port)), clientID: "gattway-bench-subscriber",
@@ -26,7 +26,7 @@ final class BenchSubscriber: Sendable {
             inboundBuffer: .init(highWater: 50_000, lowWater: 10_000))
         var logger = Logger(label: "gattway.bench.subscriber")
         logger.logLevel = .warning  // connection chatter would interleave with the figures
-        client = MosquittoClient(options: options, logger: logger)
+        client = try MosquittoClient(options: options, logger: logger)
         // At most a few results wait: writes are sequential, one outstanding at a time.
         (results, resultContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(16))
         subscriptionQoS = qos

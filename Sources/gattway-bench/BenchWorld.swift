@@ -43,7 +43,7 @@ final class BenchWorld: BenchPhaseWorld {
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))
 
-        subscriber = BenchSubscriber(port: port, base: Self.base, qos: qos)
+        subscriber = try BenchSubscriber(port: port, base: Self.base, qos: qos)
         let client = subscriber.client
         subscriberTask = Task { try await client.run() }
         try await subscriber.start()

@@ -32,7 +32,7 @@ final class CompareStage: Sendable {
         busAddress = simulator.busAddress
         control = try await DBusConnection.connect(
             to: .address(busAddress), name: "bench-control", logger: Logger(label: "gattway.bench.control"))
-        subscriber = BenchSubscriber(port: port, base: BenchWorld.base, qos: .atMostOnce)
+        subscriber = try BenchSubscriber(port: port, base: BenchWorld.base, qos: .atMostOnce)
         let client = subscriber.client
         subscriberTask = Task { try await client.run() }
         try await subscriber.start()

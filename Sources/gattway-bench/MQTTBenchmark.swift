@@ -34,11 +34,11 @@ struct MQTTBenchmark: AsyncParsableCommand {
         var logger = Logger(label: "gattway.bench.mqtt")
         logger.logLevel = .warning
         let url = try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)")
-        let publisher = MosquittoClient(options: .init(broker: url, clientID: "bench-publisher"), logger: logger)
+        let publisher = try MosquittoClient(options: .init(broker: url, clientID: "bench-publisher"), logger: logger)
         var receiverOptions = MosquittoClient.Options(broker: url, clientID: "bench-receiver")
         receiverOptions.inboundBuffer = .init(highWater: 10_000, lowWater: 2_500)
         receiverOptions.receiveMaximum = 1_000
-        let receiver = MosquittoClient(options: receiverOptions, logger: logger)
+        let receiver = try MosquittoClient(options: receiverOptions, logger: logger)
 
         print(
             "mosquitto 2.0.11 on 127.0.0.1:\(port), max_queued_messages 0; payload \(payloadSize) bytes, batches of \(batchSize)"

@@ -181,7 +181,7 @@ final class PeripheralBenchWorld: Sendable {
             ])
         defer { Task { [self] in _ = try? await central("Disconnect", [.string(address)]) } }
         _ = try await central("WriteCCC", [.string(address), .string(PeripheralBenchmark.tx), .uint16(1)])
-        let mqtt = MosquittoClient(
+        let mqtt = try MosquittoClient(
             options: .init(broker: MQTTBrokerURL(host: "127.0.0.1", port: port), clientID: "bench-publisher-\(index)"),
             logger: Logger(label: "bench.mqtt"))
         let runner = Task { try await mqtt.run() }

@@ -58,15 +58,15 @@ struct RunCommand: AsyncParsableCommand {
             printError("gattway: \(error)")
             throw ExitCode(2)
         }
-        let mqtt = MosquittoClient(options: mqttOptions, logger: Logger(label: "gattway.mqtt"))
+        let mqtt = try MosquittoClient(options: mqttOptions, logger: Logger(label: "gattway.mqtt"))
         let bus: DBusConnection
         do {
-            // The bus shares the MQTT client's queue: a StartNotify value is read, decoded and published in one
-            // turn of one thread, as a poll loop would do it, instead of waking a second thread to publish. The
-            // price: while the client connects to the broker (a blocking name lookup and TCP connect) D-Bus
-            // messages wait in the socket; none is lost.
+            // The bus shares the MQTT client's loop: a StartNotify value is read, decoded and published in one
+            // turn of one thread, instead of waking a second thread to publish. The price: while the client
+            // connects to the broker (a blocking name lookup and TCP connect) D-Bus messages wait in the socket;
+            // none is lost.
             bus = try await DBusConnection.connect(
-                to: .system, name: "bluez", queue: mqtt.publishQueue, logger: Logger(label: "gattway.dbus"))
+                to: .system, name: "bluez", loop: mqtt.publishLoop, logger: Logger(label: "gattway.dbus"))
         } catch {
             printError(
                 "gattway: cannot connect to the system bus (is dbus running? DBUS_SYSTEM_BUS_ADDRESS=\(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unset")): \(error)"
@@ -91,7 +91,7 @@ struct RunCommand: AsyncParsableCommand {
             .init(service: ConfigurationReloader(path: config, central: central, logger: logger)),
         ]
         var clients = [(name: "main", client: mqtt)]
-        if let peripheral = peripheralServices(configuration: configuration, mqttOptions: mqttOptions, bus: bus) {
+        if let peripheral = try peripheralServices(configuration: configuration, mqttOptions: mqttOptions, bus: bus) {
             services += peripheral.services
             clients.append((name: "peripheral", client: peripheral.client))
         }
@@ -151,7 +151,7 @@ extension RunCommand {
     /// backpressure pauses never stall the central bridge's connection. Nil without a `peripheral` section.
     func peripheralServices(
         configuration: BridgeConfiguration, mqttOptions: MosquittoClient.Options, bus: DBusConnection
-    ) -> (services: [ServiceGroupConfiguration.ServiceConfiguration], client: MosquittoClient)? {
+    ) throws -> (services: [ServiceGroupConfiguration.ServiceConfiguration], client: MosquittoClient)? {
         guard configuration.peripheral != nil else { return nil }
         var options = mqttOptions
         options.clientID += "-peripheral"
@@ -161,7 +161,7 @@ extension RunCommand {
         // A small inbound buffer so a full notification queue pauses socket reads soon (memory stays flat).
         options.inboundBuffer = .init(highWater: 64, lowWater: 16)
         options.receiveMaximum = 32
-        let client = MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
+        let client = try MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
         let logger = Logger(label: "gattway.peripheral")
         let peripheral = PeripheralBridge(
             configuration: configuration, server: BlueZGATTServer(connection: bus, logger: logger), mqtt: client,

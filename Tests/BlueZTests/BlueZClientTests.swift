@@ -74,7 +74,7 @@ struct BlueZClientTests {
             #expect(try await Self.writes(in: simulator, uuid: "2A39") == [[0x01]])
             let (fd, mtu) = try await client.acquireNotify(characteristic: heartRate.path)
             #expect(mtu >= 23)
-            let (socket, batches) = NotificationSocket.streaming(fd: fd.take(), mtu: mtu)
+            let (socket, batches) = try NotificationSocket.streaming(fd: fd.take(), mtu: mtu)
             var iterator = batches.makeAsyncIterator()
             let batch = try #require(await iterator.next())
             #expect(batch.first?.isEmpty == false)

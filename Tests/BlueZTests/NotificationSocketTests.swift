@@ -1,6 +1,6 @@
 import BlueZ
-import Dispatch
 import Glibc
+import Polling
 import Testing
 
 /// NotificationSocket against a real SOCK_SEQPACKET socketpair, made the way bluetoothd makes AcquireNotify's.
@@ -22,7 +22,7 @@ struct NotificationSocketTests {
     @Test func anEmptyDatagramIsAValueAndReadingContinues() async throws {
         let (ours, theirs) = try Self.socketPair()
         defer { close(ours) }
-        let (socket, batches) = NotificationSocket.streaming(fd: theirs, mtu: 23)
+        let (socket, batches) = try NotificationSocket.streaming(fd: theirs, mtu: 23)
         defer { socket.close() }
         var iterator = batches.makeAsyncIterator()
         try Self.send(ours, [])
@@ -41,7 +41,7 @@ struct NotificationSocketTests {
         try Self.send(ours, [0x0A])
         try Self.send(ours, [])
         try Self.send(ours, [0x0B])
-        let (socket, batches) = NotificationSocket.streaming(fd: theirs, mtu: 23)
+        let (socket, batches) = try NotificationSocket.streaming(fd: theirs, mtu: 23)
         defer { socket.close() }
         var received: [[UInt8]] = []
         for await batch in batches {
@@ -55,7 +55,7 @@ struct NotificationSocketTests {
         let (ours, theirs) = try Self.socketPair()
         let closed = AsyncStream<Bool>.makeStream()
         let socket = NotificationSocket(
-            fd: theirs, mtu: 23, queue: DispatchQueue(label: "test.notify"), onBatch: { _ in true },
+            fd: theirs, mtu: 23, loop: try PollLoop(name: "test.notify"), onBatch: { _ in true },
             onClose: { hungUp in
                 closed.continuation.yield(hungUp)
                 closed.continuation.finish()
@@ -73,7 +73,7 @@ struct NotificationSocketTests {
         defer { close(ours) }
         let closed = AsyncStream<Bool>.makeStream()
         let socket = NotificationSocket(
-            fd: theirs, mtu: 23, queue: DispatchQueue(label: "test.notify"), onBatch: { _ in true },
+            fd: theirs, mtu: 23, loop: try PollLoop(name: "test.notify"), onBatch: { _ in true },
             onClose: { hungUp in
                 closed.continuation.yield(hungUp)
                 closed.continuation.finish()

@@ -1,6 +1,7 @@
 import BridgeTesting
 import Dispatch
 import MQTTCore
+import Polling
 import Testing
 
 /// The in-memory broker behaves as the bridges' tests rely on: the semantics below are those of mosquitto.
@@ -66,11 +67,16 @@ struct InMemoryMQTTBrokerTests {
         #expect(try await broker.nextPublished(on: "t").payloadText == "qos1")
     }
 
-    @Test func synchronousPublishRunsOnThePublishQueue() async throws {
+    @Test func synchronousPublishRunsOnThePublishLoop() async throws {
         let broker = InMemoryMQTTBroker()
         let client = broker.makeClient(id: "hot")
-        let result = client.publishQueue.sync {
-            client.publishOnQueue([MQTTMessage(topic: "v", text: "1"), MQTTMessage(topic: "v", text: "2")][...]) {}
+        let result = await withCheckedContinuation { continuation in
+            client.publishLoop.execute {
+                continuation.resume(
+                    returning: client.publishOnLoop(
+                        [MQTTMessage(topic: "v", text: "1"), MQTTMessage(topic: "v", text: "2")][...]
+                    ) {})
+            }
         }
         #expect(result == MQTTQueuePublishResult(taken: 2, failed: 0))
         #expect(broker.published(on: "v").map(\.payloadText) == ["1", "2"])

@@ -10,8 +10,8 @@ import Testing
         var subscriberOptions = try clientOptions(broker, "slow")
         subscriberOptions.inboundBuffer = .init(highWater: highWater, lowWater: 50)
         subscriberOptions.receiveMaximum = 50
-        let subscriber = MosquittoClient(options: subscriberOptions, logger: testLogger("slow"))
-        let publisher = MosquittoClient(options: try clientOptions(broker, "fast"), logger: testLogger("fast"))
+        let subscriber = try MosquittoClient(options: subscriberOptions, logger: testLogger("slow"))
+        let publisher = try MosquittoClient(options: try clientOptions(broker, "fast"), logger: testLogger("fast"))
         let count = 100_000
         try await withRunningClients([subscriber, publisher]) {
             try await subscriber.subscribe("flood", qos: .atLeastOnce)

@@ -7,7 +7,7 @@ import Testing
 @Suite(.serialized) struct ConnectionTests {
     @Test func recoversAndResubscribesAfterTheBrokerRestarts() async throws {
         let broker = try await MosquittoBroker()
-        let client = MosquittoClient(options: try clientOptions(broker, "recover"), logger: testLogger("recover"))
+        let client = try MosquittoClient(options: try clientOptions(broker, "recover"), logger: testLogger("recover"))
         let received = try await withRunningClients([client]) {
             try await client.subscribe("recover/#", qos: .atLeastOnce)
             var events = client.connectionEvents.makeAsyncIterator()
@@ -39,7 +39,7 @@ import Testing
         options.username = "gattway"
         options.password = "s3cret"
         options.tls = .init(caFile: certificates.caFile)
-        let client = MosquittoClient(options: options, logger: testLogger("tls"))
+        let client = try MosquittoClient(options: options, logger: testLogger("tls"))
         let echoed = try await withRunningClients([client]) {
             try await client.subscribe("secure/echo", qos: .atLeastOnce)
             try await client.publish(MQTTMessage(topic: "secure/echo", text: "over tls", qos: .atLeastOnce))
@@ -54,7 +54,7 @@ import Testing
         var options = try clientOptions(broker, "badpw")
         options.username = "gattway"
         options.password = "wrong"
-        let client = MosquittoClient(options: options, logger: testLogger("badpw"))
+        let client = try MosquittoClient(options: options, logger: testLogger("badpw"))
         let expected = MQTTError.connectionRefused(MQTTConnectReason(code: 135, protocolVersion: .v5))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await #expect(throws: expected) { try await client.run() } }
@@ -69,7 +69,7 @@ import Testing
         let port = try freeLoopbackPort()
         let options = MosquittoClient.Options(
             broker: try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)"), clientID: "closed")
-        let client = MosquittoClient(options: options, logger: testLogger("closed"))
+        let client = try MosquittoClient(options: options, logger: testLogger("closed"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await client.run() }
             defer { group.cancelAll() }
@@ -93,7 +93,7 @@ import Testing
         var options = MosquittoClient.Options(
             broker: try MQTTBrokerURL(parsing: "mqtts://localhost:1"), clientID: "badca")
         options.tls = .init(caFile: "/nonexistent/ca.crt")
-        let client = MosquittoClient(options: options, logger: testLogger("badca"))
+        let client = try MosquittoClient(options: options, logger: testLogger("badca"))
         await #expect {
             try await client.run()
         } throws: { error in

@@ -6,9 +6,9 @@ import Testing
 @Suite(.serialized) struct DeliveryTests {
     @Test func tenThousandQoS1MessagesArriveInOrderWithoutLoss() async throws {
         let broker = try await MosquittoBroker()
-        let publisher = MosquittoClient(
+        let publisher = try MosquittoClient(
             options: try clientOptions(broker, "publisher"), logger: testLogger("publisher"))
-        let subscriber = MosquittoClient(
+        let subscriber = try MosquittoClient(
             options: try clientOptions(broker, "subscriber"), logger: testLogger("subscriber"))
         let count = 10_000
         try await withRunningClients([publisher, subscriber]) {
@@ -37,7 +37,7 @@ import Testing
 
     @Test func invalidTopicIsRefusedBeforeReachingTheBroker() async throws {
         let broker = try await MosquittoBroker()
-        let client = MosquittoClient(options: try clientOptions(broker, "invalid"), logger: testLogger("invalid"))
+        let client = try MosquittoClient(options: try clientOptions(broker, "invalid"), logger: testLogger("invalid"))
         try await withRunningClients([client]) {
             await #expect(throws: MQTTError.self) { try await client.publish(MQTTMessage(topic: "a/+/b", text: "x")) }
             await #expect(throws: MQTTError.self) { try await client.subscribe("a/#/b", qos: .atMostOnce) }
@@ -47,8 +47,8 @@ import Testing
 
     @Test func qos0WhileDisconnectedFailsButQoS1IsQueuedUntilReconnect() async throws {
         let broker = try await MosquittoBroker()
-        let client = MosquittoClient(options: try clientOptions(broker, "offline"), logger: testLogger("offline"))
-        let listener = MosquittoClient(
+        let client = try MosquittoClient(options: try clientOptions(broker, "offline"), logger: testLogger("offline"))
+        let listener = try MosquittoClient(
             options: try clientOptions(broker, "offline-listener"), logger: testLogger("listener"))
         try await withRunningClients([client, listener]) {
             try await listener.subscribe("offline/#", qos: .atLeastOnce)

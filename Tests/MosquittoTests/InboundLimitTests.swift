@@ -19,7 +19,7 @@ import Testing
         var options = try clientOptions(broker, "oversize-\(version)")
         options.protocolVersion = version
         options.maximumInboundPayload = 100
-        let client = MosquittoClient(options: options, logger: testLogger("oversize"))
+        let client = try MosquittoClient(options: options, logger: testLogger("oversize"))
         let (big, small) = try await withRunningClients([client]) {
             try await client.subscribe("limits/in", qos: .atLeastOnce)
             try await Self.pub(broker, "limits/in", String(repeating: "x", count: 5000))
@@ -38,7 +38,7 @@ import Testing
         var options = try clientOptions(broker, "max-packet")
         options.protocolVersion = .v5
         options.maximumPacketSize = 1000
-        let client = MosquittoClient(options: options, logger: testLogger("max-packet"))
+        let client = try MosquittoClient(options: options, logger: testLogger("max-packet"))
         let received = try await withRunningClients([client]) {
             try await client.subscribe("limits/packet", qos: .atLeastOnce)
             try await Self.pub(broker, "limits/packet", String(repeating: "y", count: 5000))
@@ -55,7 +55,7 @@ import Testing
         try await Self.pub(broker, "limits/cmd", "retained-command", ["-r"])
         var options = try clientOptions(broker, "commands")
         options.protocolVersion = .v5
-        let client = MosquittoClient(options: options, logger: testLogger("commands"))
+        let client = try MosquittoClient(options: options, logger: testLogger("commands"))
         let (first, second) = try await withRunningClients([client]) {
             try await client.subscribe("limits/cmd", qos: .atLeastOnce, options: .commands)
             try await client.publish(MQTTMessage(topic: "limits/cmd", text: "own", qos: .atLeastOnce))
@@ -79,8 +79,8 @@ import Testing
         var options = try clientOptions(broker, "bytes")
         options.inboundBuffer = .init(highWater: 1_000, lowWater: 100, highWaterBytes: 50_000)
         options.receiveMaximum = 20
-        let subscriber = MosquittoClient(options: options, logger: testLogger("bytes"))
-        let publisher = MosquittoClient(
+        let subscriber = try MosquittoClient(options: options, logger: testLogger("bytes"))
+        let publisher = try MosquittoClient(
             options: try clientOptions(broker, "bytes-pub"), logger: testLogger("bytes-pub"))
         let count = 200
         let statistics = try await withRunningClients([subscriber, publisher]) {

@@ -24,7 +24,7 @@ import Testing
     /// subscriber then finds retained on its will topic.
     private func stop(_ name: String, _ version: MQTTProtocolVersion, cancelling: Bool) async throws -> String {
         let broker = try await MosquittoBroker()
-        let client = MosquittoClient(options: try options(broker, name, version), logger: testLogger(name))
+        let client = try MosquittoClient(options: try options(broker, name, version), logger: testLogger(name))
         if cancelling {
             let run = Task { try await client.run() }
             try await client.waitUntilConnected(timeout: .seconds(15))

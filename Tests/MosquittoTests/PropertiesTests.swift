@@ -13,7 +13,8 @@ import Testing
 
     @Test func publishedPropertiesAreSeenByMosquittoSub() async throws {
         let broker = try await MosquittoBroker()
-        let client = MosquittoClient(options: try clientOptions(broker, "props-out"), logger: testLogger("props-out"))
+        let client = try MosquittoClient(
+            options: try clientOptions(broker, "props-out"), logger: testLogger("props-out"))
         // stdbuf: mosquitto_sub block-buffers stdout into a pipe, which would hide the SUBACK line.
         let sub = try ChildProcess(
             "stdbuf",
@@ -47,7 +48,7 @@ import Testing
 
     @Test func propertiesFromMosquittoPubAreReceived() async throws {
         let broker = try await MosquittoBroker()
-        let client = MosquittoClient(options: try clientOptions(broker, "props-in"), logger: testLogger("props-in"))
+        let client = try MosquittoClient(options: try clientOptions(broker, "props-in"), logger: testLogger("props-in"))
         let received = try await withRunningClients([client]) {
             try await client.subscribe("props/in", qos: .atLeastOnce)
             try await MosquittoBroker.runTool(
@@ -81,7 +82,7 @@ import Testing
         let broker = try await MosquittoBroker()
         var options = try clientOptions(broker, "v311")
         options.protocolVersion = .v311
-        let client = MosquittoClient(options: options, logger: testLogger("v311"))
+        let client = try MosquittoClient(options: options, logger: testLogger("v311"))
         let received = try await withRunningClients([client]) {
             try await client.subscribe("old/#", qos: .atLeastOnce)
             try await client.publish(

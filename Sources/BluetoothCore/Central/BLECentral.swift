@@ -1,4 +1,4 @@
-package import Dispatch
+package import Polling
 
 /// The Bluetooth central as the central bridge uses it: the port between the bridge and the stack.
 ///
@@ -30,10 +30,10 @@ package protocol BLECentral: AnyObject, Sendable {
     /// Subscribes with values announced to the value sink.
     func startNotify(characteristic: String, timeout: Duration) async throws
 
-    /// Subscribes with a channel of its own: `onBatch` gets the values on `queue` (return false to pause reading
+    /// Subscribes with a channel of its own: `onBatch` gets the values on `loop` (return false to pause reading
     /// until `resume()`), `onClose` is told whether the stack ended the channel (true) or `close()` did (false).
     func acquireNotify(
-        characteristic: String, timeout: Duration, queue: DispatchQueue,
+        characteristic: String, timeout: Duration, loop: PollLoop,
         onBatch: @escaping @Sendable ([[UInt8]]) -> Bool, onClose: @escaping @Sendable (_ byPeer: Bool) -> Void
     ) async throws -> any BLENotificationChannel
 

@@ -1,0 +1,259 @@
+import CEpoll
+import DequeModule
+import Glibc
+import HeapModule
+import Synchronization
+
+/// The state of a `PollLoop`, shared by its handle and its thread.
+///
+/// `@unchecked Sendable`: `submitted` is guarded by its mutex and the thread id is atomic; everything else (watches,
+/// timers) is only touched on the loop thread, which every entry point checks.
+final class PollLoopCore: @unchecked Sendable {
+    enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob, UnownedSerialExecutor)
+    }
+
+    private struct Submitted {
+        var work: Deque<Work> = []
+        /// The thread is in (or about to enter) `epoll_wait` and must be woken through the eventfd.
+        var sleeping = false
+        var stopRequested = false
+    }
+
+    let name: String
+    let epoll: Int32
+    private let wakeup: Int32
+    private let submitted = Mutex(Submitted())
+    private let thread = Atomic<UInt>(0)
+
+    // Loop thread only.
+    private var watches: [UInt64: FileWatch] = [:]
+    private var timers: [UInt64: TimerRecord] = [:]
+    private var deadlines = Heap<TimerDeadline>()
+    private var nextID: UInt64 = 1
+    /// Reused between turns so running the submitted work allocates nothing.
+    private var running: Deque<Work> = []
+
+    /// The eventfd's id in epoll; watch and timer ids start above it.
+    private static let wakeupID: UInt64 = 0
+
+    init(name: String) throws(PollLoopError) {
+        self.name = name
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { throw PollLoopError("epoll_create1") }
+        wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        guard wakeup >= 0 else {
+            let error = PollLoopError("eventfd")
+            close(epoll)
+            throw error
+        }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = Self.wakeupID
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, wakeup, &event) == 0 else {
+            let error = PollLoopError("epoll_ctl(eventfd)")
+            close(wakeup)
+            close(epoll)
+            throw error
+        }
+    }
+
+    deinit {
+        close(wakeup)
+        close(epoll)
+    }
+
+    func startThread() throws(PollLoopError) {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        // The thread holds the core until it ends.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var id = pthread_t()
+        let rc = pthread_create(
+            &id, &attributes,
+            { context in
+                let core = Unmanaged<PollLoopCore>.fromOpaque(context!).takeRetainedValue()
+                core.run()
+                return nil
+            }, context)
+        guard rc == 0 else {
+            Unmanaged<PollLoopCore>.fromOpaque(context).release()
+            throw PollLoopError("pthread_create", errno: rc)
+        }
+    }
+
+    var isLoopThread: Bool { thread.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    func checkLoopThread() {
+        precondition(isLoopThread, "not on the loop thread of \(name)")
+    }
+
+    // MARK: Submitting work (any thread)
+
+    func submit(_ work: Work) {
+        let wake = submitted.withLock { state -> Bool in
+            state.work.append(work)
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
+        if wake { signalWakeup() }
+    }
+
+    func requestStop() {
+        let wake = submitted.withLock { state -> Bool in
+            state.stopRequested = true
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
+        if wake { signalWakeup() }
+    }
+
+    private func signalWakeup() {
+        var one: UInt64 = 1
+        // Fails only when the counter is at its maximum, which means a wake-up is pending anyway.
+        _ = write(wakeup, &one, MemoryLayout<UInt64>.size)
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        thread.store(UInt(pthread_self()), ordering: .relaxed)
+        // Linux allows 15 bytes; a longer name would be refused.
+        let shortName = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+        _ = pthread_setname_np(pthread_self(), shortName)
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while true {
+            let stop = submitted.withLock { state -> Bool in
+                swap(&running, &state.work)
+                if running.isEmpty && !state.stopRequested { state.sleeping = true }
+                return state.stopRequested
+            }
+            if !running.isEmpty {
+                runSubmitted()
+                // More may have come meanwhile: look at the sockets without sleeping, then take it.
+                submitted.withLock { $0.sleeping = false }
+            }
+            if stop && running.isEmpty && submitted.withLock({ $0.work.isEmpty }) { break }
+            let sleeping = submitted.withLock { $0.sleeping }
+            let timeout = sleeping ? millisecondsToNextDeadline() : 0
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout)
+            }
+            submitted.withLock { $0.sleeping = false }
+            if count > 0 { handle(events[0..<Int(count)]) }
+            fireDueTimers()
+        }
+        for watch in watches.values { watch.closeAtLoopEnd() }
+        watches.removeAll()
+        timers.removeAll()
+    }
+
+    private func runSubmitted() {
+        while let work = running.popFirst() {
+            switch work {
+            case .closure(let closure): closure()
+            case .job(let job, let executor): job.runSynchronously(on: executor)
+            }
+        }
+    }
+
+    private func handle(_ ready: ArraySlice<epoll_event>) {
+        for event in ready {
+            let id = event.data.u64
+            if id == Self.wakeupID {
+                var counter: UInt64 = 0
+                _ = read(wakeup, &counter, MemoryLayout<UInt64>.size)
+                continue
+            }
+            // A handler earlier in this turn may have cancelled this watch: then it is gone from the table.
+            guard let watch = watches[id] else { continue }
+            let flags = event.events
+            let failed = flags & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+            if watch.wantsRead && (flags & EPOLLIN.rawValue != 0 || failed) {
+                watch.readable()
+            }
+            if !watch.isCancelled && watch.wantsWrite && (flags & EPOLLOUT.rawValue != 0 || failed) {
+                watch.writable()
+            }
+        }
+    }
+
+    // MARK: Watches (loop thread)
+
+    func addWatch(
+        _ fileDescriptor: Int32, readable: @escaping @Sendable () -> Void, writable: @escaping @Sendable () -> Void
+    ) throws(PollLoopError) -> FileWatch {
+        let own = fcntl(fileDescriptor, F_DUPFD_CLOEXEC, 0)
+        guard own >= 0 else { throw PollLoopError("dup of socket \(fileDescriptor)") }
+        let watch = FileWatch(id: takeID(), fileDescriptor: own, core: self, readable: readable, writable: writable)
+        watches[watch.id] = watch
+        return watch
+    }
+
+    func forgetWatch(_ id: UInt64) {
+        watches[id] = nil
+    }
+
+    // MARK: Timers (loop thread)
+
+    private struct TimerRecord {
+        let handler: @Sendable () -> Void
+        let interval: Duration?
+    }
+
+    private struct TimerDeadline: Comparable {
+        let at: ContinuousClock.Instant
+        let id: UInt64
+        static func < (a: Self, b: Self) -> Bool { a.at < b.at || (a.at == b.at && a.id < b.id) }
+    }
+
+    func addTimer(after delay: Duration, repeating interval: Duration?, _ handler: @escaping @Sendable () -> Void)
+        -> LoopTimer
+    {
+        checkLoopThread()
+        let id = takeID()
+        timers[id] = TimerRecord(handler: handler, interval: interval)
+        deadlines.insert(TimerDeadline(at: .now + max(delay, .zero), id: id))
+        return LoopTimer(id: id, core: self)
+    }
+
+    func cancelTimer(_ id: UInt64) {
+        checkLoopThread()
+        // The deadline stays in the heap and is skipped when it comes up.
+        timers[id] = nil
+    }
+
+    private func millisecondsToNextDeadline() -> Int32 {
+        while let first = deadlines.min, timers[first.id] == nil { _ = deadlines.removeMin() }
+        guard let next = deadlines.min else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: next.at)
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        // Rounded up: waking a little early would only spin until the deadline.
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    private func fireDueTimers() {
+        guard !deadlines.isEmpty else { return }
+        let now = ContinuousClock.now
+        while let first = deadlines.min, first.at <= now {
+            _ = deadlines.removeMin()
+            guard let timer = timers[first.id] else { continue }
+            if let interval = timer.interval {
+                deadlines.insert(TimerDeadline(at: max(first.at + interval, now), id: first.id))
+            } else {
+                timers[first.id] = nil
+            }
+            timer.handler()
+        }
+    }
+
+    private func takeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+}
