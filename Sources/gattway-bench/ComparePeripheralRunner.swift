@@ -31,11 +31,13 @@ struct ComparePeripheralRunner {
         let label = "\(kind.title(.peripheral)) \(way.rawValue)"
         progress("… \(label): starting")
         let central = String(format: "C0:FF:EE:00:00:%02X", index % 256)
+        var logger = Logger(label: "gattway.bench.publisher")
+        logger.logLevel = .warning  // connection chatter would interleave with the figures
         let publisher = MosquittoClient(
             options: .init(
                 broker: MQTTBrokerURL(host: "127.0.0.1", port: Int(stage.port)),
                 clientID: "gattway-bench-publisher-\(index)"),
-            logger: Logger(label: "gattway.bench.publisher"))
+            logger: logger)
         let publisherTask = Task { try await publisher.run() }
         let peripheral: BenchProcess
         do {
