@@ -131,7 +131,9 @@ struct ComparePeripheralRunner {
                 PeripheralBenchmark.tx)
             if listed == registered { return }
             if registered {
-                guard peripheral.isRunning else { throw BenchError("\(peripheral.name) exited: \(peripheral.logTail())") }
+                guard peripheral.isRunning else {
+                    throw BenchError("\(peripheral.name) exited: \(peripheral.logTail())")
+                }
             }
             guard ContinuousClock.now < deadline else {
                 throw BenchError(
@@ -151,7 +153,8 @@ struct ComparePeripheralRunner {
         try await stage.centralCall(
             "Connect", [.string(central), .stringVariantDictionary(["mtu": .uint16(247), "rate": .double(0)])])
         let before = try await stage.counters()
-        let code = try await stage.centralCall("WriteCCC", [.string(central), .string(PeripheralBenchmark.tx), .uint16(1)])
+        let code = try await stage.centralCall(
+            "WriteCCC", [.string(central), .string(PeripheralBenchmark.tx), .uint16(1)])
         guard code.first?.byte == 0 else { throw BenchError("\(label): the CCC write answered \(code)") }
         let deadline = ContinuousClock.now + .seconds(30)
         while try await notificationsReceived(central) == 0 {
@@ -159,7 +162,8 @@ struct ComparePeripheralRunner {
             guard ContinuousClock.now < deadline else {
                 throw BenchError("\(label): no probe reached the central within 30 s: \(peripheral.logTail(800))")
             }
-            try await publisher.publish(MQTTMessage(topic: CompareStage.peripheralTopic, payload: [0], qos: .atMostOnce))
+            try await publisher.publish(
+                MQTTMessage(topic: CompareStage.peripheralTopic, payload: [0], qos: .atMostOnce))
             try await Task.sleep(for: .milliseconds(100))
         }
         let after = try await stage.counters()

@@ -61,13 +61,16 @@ struct CompareReport {
         Swift.print("(PSS anon/file from /proc/PID/smaps_rollup).")
         if sides.contains(.central) {
             Swift.print(
-                "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included).")
+                "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included)."
+            )
         }
         if sides.contains(.peripheral) {
             Swift.print(
-                "peripheral latency = the central's CLOCK_MONOTONIC at receipt − the publisher's stamp (broker included);")
+                "peripheral latency = the central's CLOCK_MONOTONIC at receipt − the publisher's stamp (broker included);"
+            )
             Swift.print(
-                "StartNotify = PropertiesChanged(Value) to the simulator's bluetoothd; AcquireNotify = a SEQPACKET socket.")
+                "StartNotify = PropertiesChanged(Value) to the simulator's bluetoothd; AcquireNotify = a SEQPACKET socket."
+            )
         }
     }
 
