@@ -7,11 +7,14 @@ import TestWorld
 /// Benchmarks/relay/relay.c), the `gattway` binary, and a bleak + paho-mqtt script (Benchmarks/relay/bleak_relay.py,
 /// run by the simulator's venv). Each relays device fh0's seq+timestamp notifications to MQTT at QoS 0, on the
 /// StartNotify path (PropertiesChanged over D-Bus) and on the AcquireNotify path (a socket), at paced rates.
+/// The peripheral side runs the local peripheral's path the other way (MQTT in → notification out): a minimal C
+/// peripheral (Benchmarks/peripheral/peripheral.c) and Gattway's peripheral, to the simulator's remote central
+/// subscribed through an AcquireNotify socket or StartNotify (PropertiesChanged of the Value).
 struct CompareBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
         abstract:
-            "CPU per notification, memory, loss and latency of a C relay, Gattway and a bleak script, side by side.")
+            "CPU per notification, memory, loss and latency of C programs, Gattway and a bleak script, side by side.")
 
     @Option(help: "Seconds per notification phase at least.") var duration: Double = 5
     @Option(
@@ -22,8 +25,13 @@ struct CompareBenchmark: AsyncParsableCommand {
     @Option(help: "Notification rates (per second, comma-separated) of device fh0.") var rates: String = "200,1000,5000"
     @Option(help: "Relays to run (comma-separated: c,gattway,bleak); the ratio column needs c.")
     var relays: String = "c,gattway,bleak"
-    @Option(help: "Subscription paths (comma-separated: StartNotify,AcquireNotify).")
+    @Option(help: "Subscription paths (comma-separated: StartNotify,AcquireNotify), on each side.")
     var paths: String = "StartNotify,AcquireNotify"
+    @Option(
+        help:
+            "Sides (comma-separated: central,peripheral): the central bridge's relays (notification in → MQTT out) and the local peripheral (MQTT in → notification out; c and gattway only)."
+    )
+    var sides: String = "central,peripheral"
     @Option(
         help:
             "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program)."
@@ -38,6 +46,7 @@ struct CompareBenchmark: AsyncParsableCommand {
         _ = try pacedRates()
         _ = try selectedRelays()
         _ = try selectedPaths()
+        _ = try selectedSides()
     }
 
     private func pacedRates() throws -> [Double] {
@@ -60,6 +69,10 @@ struct CompareBenchmark: AsyncParsableCommand {
         }
     }
 
+    private func selectedSides() throws -> [CompareSide] {
+        try BenchLocations.list(sides, of: "side", choices: "central and/or peripheral") { CompareSide(rawValue: $0) }
+    }
+
     func run() async throws {
         // The release binary when it is built, whichever build this program is; else the one next to it.
         let (located, packageRoot, build) = try BenchLocations.underTest(gattway: gattway, simulator: simulator)
@@ -70,15 +83,32 @@ struct CompareBenchmark: AsyncParsableCommand {
         progress("… starting mosquitto and the simulator")
         let stage = try await CompareStage(paths: paths)
         var rows: [CompareRow] = []
-        var compileCommand = ""
+        var compileCommands: [CompareSide: String] = [:]
         do {
-            let runner = CompareRelayRunner(
-                stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
-                minimumNotifications: minimumNotifications)
-            for kind in try selectedRelays() {
-                if kind == .c { compileCommand = try runner.compileCRelay() }
-                for path in try selectedPaths() {
-                    rows += try await runner.measure(kind, path, rates: try pacedRates())
+            let sides = try selectedSides()
+            if sides.contains(.central) {
+                let runner = CompareRelayRunner(
+                    stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
+                    minimumNotifications: minimumNotifications)
+                for kind in try selectedRelays() {
+                    if kind == .c { compileCommands[.central] = try runner.compileCRelay() }
+                    for path in try selectedPaths() {
+                        rows += try await runner.measure(kind, path, rates: try pacedRates())
+                    }
+                }
+            }
+            if sides.contains(.peripheral) {
+                let runner = ComparePeripheralRunner(
+                    stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
+                    minimumNotifications: minimumNotifications)
+                var index = 0
+                // bleak has no peripheral role here (a bless script would be its counterpart).
+                for kind in try selectedRelays() where kind != .bleak {
+                    if kind == .c { compileCommands[.peripheral] = try runner.compileCPeripheral() }
+                    for path in try selectedPaths() {
+                        index += 1
+                        rows += try await runner.measure(kind, path, rates: try pacedRates(), run: index)
+                    }
                 }
             }
         } catch {
@@ -90,7 +120,7 @@ struct CompareBenchmark: AsyncParsableCommand {
         CompareReport(
             rows: rows, duration: duration, minimumNotifications: minimumNotifications,
             gattwayBinary: "\(gattwayPath) (\(build) build)",
-            compileCommand: compileCommand
+            compileCommands: compileCommands
         ).print()
     }
 }
@@ -101,18 +131,27 @@ enum CompareRelayKind: String, Sendable {
     case gattway
     case bleak
 
-    var title: String {
-        switch self {
-        case .c: "C relay"
-        case .gattway: "Gattway"
-        case .bleak: "bleak+paho"
+    func title(_ side: CompareSide) -> String {
+        switch (self, side) {
+        case (.c, .central): "C relay"
+        case (.c, .peripheral): "C peripheral"
+        case (.gattway, _): "Gattway"
+        case (.bleak, _): "bleak+paho"
         }
     }
+}
+
+/// The direction measured: the central bridge relays a device's notifications to MQTT; the local peripheral
+/// notifies a central of MQTT messages.
+enum CompareSide: String, Sendable {
+    case central
+    case peripheral
 }
 
 /// One paced phase of one relay on one path, with the relay's memory at the phase's end.
 struct CompareRow: Sendable {
     let relay: CompareRelayKind
+    let side: CompareSide
     let phase: NotificationPhaseResult
     let memory: CompareMemory
 }

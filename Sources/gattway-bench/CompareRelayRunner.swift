@@ -21,7 +21,7 @@ struct CompareRelayRunner {
     }
 
     func measure(_ kind: CompareRelayKind, _ path: SubscriptionPath, rates: [Double]) async throws -> [CompareRow] {
-        let label = "\(kind.title) \(path.rawValue)"
+        let label = "\(kind.title(.central)) \(path.rawValue)"
         progress("… \(label): starting")
         let before = try await stage.counters()
         let relay = try await start(kind, path)
@@ -34,7 +34,7 @@ struct CompareRelayRunner {
                 let seconds = max(duration, Double(minimumNotifications) / rate)
                 let phases = BenchPhaseRunner(world: world, path: path, duration: .milliseconds(Int(seconds * 1000)))
                 let phase = try await phases.run(label: "\(Int(rate))/s", rate: rate)
-                let row = CompareRow(relay: kind, phase: phase, memory: CompareMemory(pid: relay.pid))
+                let row = CompareRow(relay: kind, side: .central, phase: phase, memory: CompareMemory(pid: relay.pid))
                 progress(
                     "… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))"
                 )

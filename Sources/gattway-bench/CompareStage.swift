@@ -12,6 +12,8 @@ import TestWorld
 final class CompareStage: Sendable {
     static let address = BenchWorld.address(0)
     static let topic = "\(BenchWorld.base)/fh0/data"
+    /// The local peripheral's source topic: what the benchmark publishes for the simulator's central to receive.
+    static let peripheralTopic = "bench/tx"
 
     let directory: String
     let port: UInt16
@@ -49,6 +51,19 @@ final class CompareStage: Sendable {
     @discardableResult
     func simulatorCall(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         try await BenchWorld.call(control, method, arguments)
+    }
+
+    /// A method of the simulator's remote central (org.gattway.Simulator1.Central).
+    @discardableResult
+    func centralCall(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        do {
+            return try await control.call(
+                destination: "org.gattway.Simulator1", path: "/org/gattway/simulator/central",
+                interface: "org.gattway.Simulator1.Central", method: method, arguments: arguments,
+                timeout: .seconds(30))
+        } catch {
+            throw BenchError("simulator central \(method) failed: \(error)")
+        }
     }
 
     @discardableResult

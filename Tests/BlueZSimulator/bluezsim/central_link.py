@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import time
 from typing import Any
 
@@ -30,6 +31,7 @@ class CentralLink:
         self.rate = 0.0  # notifications per second drained from the link; 0 = as fast as they come
         self.capacity = DEFAULT_LINK_BUFFER
         self.buffer: collections.deque = collections.deque()
+        # Per characteristic: (CLOCK_MONOTONIC ns at receipt, value), oldest first.
         self.received: dict[str, collections.deque] = {}
         self.stats = collections.Counter()
         self.drainer: asyncio.Task | None = None
@@ -62,7 +64,7 @@ class CentralLink:
         if len(queue) >= RECEIVED_CAP:
             queue.popleft()
             self.stats["received_overflow"] += 1
-        queue.append(value)
+        queue.append((time.clock_gettime_ns(time.CLOCK_MONOTONIC), value))
         kind = "indications" if indicate else "notifications"
         self.stats[kind] += 1
         self.central.sim.counters[f"central.{kind}_received"] += 1
@@ -116,11 +118,15 @@ class CentralLink:
                 self.central.gatt.io.resume_readers()
 
     def take(self, uuid: str, limit: int) -> list[bytes]:
+        return [value for _, value in self.take_stamped(uuid, limit)]
+
+    def take_stamped(self, uuid: str, limit: int) -> list[tuple[int, bytes]]:
+        """Drains up to `limit` (0 = all) received values, each with its CLOCK_MONOTONIC ns of receipt."""
         queue = self.received.get(uuid)
-        out: list[bytes] = []
-        while queue and (limit <= 0 or len(out) < limit):
-            out.append(queue.popleft())
-        return out
+        if not queue:
+            return []
+        count = len(queue) if limit <= 0 else min(limit, len(queue))
+        return [queue.popleft() for _ in itertools.repeat(None, count)]
 
     def close(self) -> None:
         self.closed = True

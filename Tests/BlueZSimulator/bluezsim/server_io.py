@@ -86,6 +86,9 @@ class ServerIO:
         self.sim = sim
         self.server = server  # the GattServer holding the registered apps
         self.links: list[Any] = []
+        # False: CCC enables use StartNotify even where the version would AcquireNotify (set by the control
+        # interface, so one simulator world can serve a local app both ways).
+        self.acquire_notify = True
 
     # ----- options sent to the app (append_options) ------------------------------------------
 
@@ -252,7 +255,7 @@ class ServerIO:
         if self.reader_key(link) in chrc.notify_readers:
             chrc.notify_count += 1
             return 0
-        if chrc.exposes_notify_acquired and self.sim.version_tuple >= (5, 48):
+        if chrc.exposes_notify_acquired and self.sim.version_tuple >= (5, 48) and self.acquire_notify:
             # bluetoothd answers the CCC write at once and finishes AcquireNotify in the background. (Before 5.48
             # gatt-database.c knew no AcquireNotify for a local characteristic and always used StartNotify.)
             self.sim.spawn(self._acquire_notify(link, chrc))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -406,3 +407,46 @@ async def received_is(ctl, phone: str, values: list[bytes]) -> bool:
     got = [bytes(v) for v in got]
     assert not got or got == values, f"{phone} received {got}, expected {values}"
     return got == values
+
+
+def test_start_notify_way_for_an_app_that_exposes_notify_acquired_and_stamped_receipts():
+    """SetAcquireNotify(false) makes a CCC enable use StartNotify although the app offers AcquireNotify (as
+    bluetoothd before 5.48 does), so one simulator serves both ways; GetReceivedStamped drains values with their
+    CLOCK_MONOTONIC receipt time."""
+    async def scenario():
+        async with simulator() as address:
+            app, bus, ctl, c = await setup(address)
+            chrc = c["acquired"]
+            await central(ctl, "SetAcquireNotify", "b", [False])
+            before = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
+            await wait_for(lambda: chrc.start_notify_calls == 1, what="StartNotify")
+            assert chrc.acquire_notify_calls == []
+            chrc.notify(b"\x01")
+            chrc.notify(b"\x02")
+            got: list[list] = []
+
+            async def received():
+                got.extend((await central(ctl, "GetReceivedStamped", "ssu", [PHONE, NUS_TX, 0]))[0])
+                return len(got) == 2
+            await wait_for(received, what="the StartNotify values")
+            after = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            assert [value for _, value in got] == [b"\x01", b"\x02"]
+            assert before <= got[0][0] <= got[1][0] <= after
+            # Back to the version's rule: the next enable acquires a socket.
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 0]) == [0]
+            await wait_for(lambda: chrc.stop_notify_calls == 1, what="StopNotify")
+            await central(ctl, "SetAcquireNotify", "b", [True])
+            assert await central(ctl, "WriteCCC", "ssq", [PHONE, NUS_TX, 1]) == [0]
+            await wait_for(lambda: chrc.notify_sock is not None, what="AcquireNotify")
+            assert chrc.start_notify_calls == 1
+            assert chrc.send_fd(b"\x03")
+
+            async def socket_value():
+                got.extend((await central(ctl, "GetReceivedStamped", "ssu", [PHONE, NUS_TX, 0]))[0])
+                return len(got) == 3
+            await wait_for(socket_value, what="the socket value")
+            assert got[2][1] == b"\x03" and got[1][0] <= got[2][0]
+            bus.disconnect()
+            ctl.disconnect()
+    run(scenario())
