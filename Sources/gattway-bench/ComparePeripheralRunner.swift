@@ -33,7 +33,7 @@ struct ComparePeripheralRunner {
         let central = String(format: "C0:FF:EE:00:00:%02X", index % 256)
         var logger = Logger(label: "gattway.bench.publisher")
         logger.logLevel = .warning  // connection chatter would interleave with the figures
-        let publisher = MosquittoClient(
+        let publisher = try MosquittoClient(
             options: .init(
                 broker: MQTTBrokerURL(host: "127.0.0.1", port: Int(stage.port)),
                 clientID: "gattway-bench-publisher-\(index)"),
