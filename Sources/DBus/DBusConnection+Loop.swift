@@ -97,7 +97,12 @@ extension DBusConnection {
     private func handleWatch(_ key: UInt, _ flags: UInt32) {
         // The watch may have been removed by a handler earlier in this turn; then libdbus has freed it.
         guard handle != nil, watches[key] != nil, let watch = OpaquePointer(bitPattern: key) else { return }
+        // What the read queues is dispatched right below, in this turn: the dispatch-status callback that reading
+        // triggers need not queue a job for it.
+        let wasScheduled = dispatchScheduled
+        dispatchScheduled = true
         dbus_watch_handle(watch, flags)
+        dispatchScheduled = wasScheduled
         dispatchAll()
     }
 
