@@ -1,7 +1,7 @@
 import Foundation
 
-/// Prints the central benchmark's figures as one table, then memory, writes, and the comparison with the
-/// per-hop ceilings measured on this machine (shared/notes/ceilings.md).
+/// Prints the central benchmark's figures as one table, then memory and writes. Floors are not quoted here: a
+/// figure is compared only with one measured in the same run (`gattway-bench compare`).
 struct BenchReport {
     let devices: Int
     let duration: Double
@@ -54,44 +54,8 @@ struct BenchReport {
                 )
             }
         }
-        printComparison()
-    }
-
-    private func printComparison() {
         Swift.print("")
-        Swift.print("Against the C relay ceilings (shared/notes/ceilings.md, same machine):")
-        var rows: [[String]] = []
-        for run in runs {
-            let socket = run.path == .acquireNotify
-            let passed = run.saturationAttempts.filter(\.sustained)
-            if let best = passed.max(by: { $0.deliveredRate < $1.deliveredRate }) ?? run.saturationAttempts.last {
-                rows.append([
-                    run.path.rawValue, "lossless throughput",
-                    format(best.deliveredRate) + "/s" + (best.sustained ? " sustained" : " (not sustained)"),
-                    socket ? "83,700/s (4b)" : "30,300/s (4a)",
-                ])
-                rows.append([
-                    run.path.rawValue, "CPU per notification at saturation", fixed(best.relayMicrosPerValue, 1) + " µs",
-                    socket ? "3.1 µs (relay, 4b)" : "11.7 µs (relay, 4a)",
-                ])
-            }
-            for phase in run.paced {
-                let ceiling: String
-                switch (socket, Int(phase.requestedRate)) {
-                case (true, 1000): ceiling = "p50 0.13, p99 0.95 (0.20) ms; relay 33 µs/msg"
-                case (true, 5000): ceiling = "p50 0.10, p99 0.96 (0.30) ms; relay 27 µs/msg"
-                case (false, 1000): ceiling = "p50 0.21, p99 3.3 (0.92) ms, NODELAY 0.34; relay 65 µs/msg"
-                case (false, 5000): ceiling = "p50 0.23, p99 2.4 (0.97) ms, NODELAY 0.47; relay 50 µs/msg"
-                default: ceiling = "target p99 < 1 ms"
-                }
-                rows.append([
-                    run.path.rawValue, "latency and CPU at \(phase.label)",
-                    "p50 \(fixed(phase.latencyP50)), p99 \(fixed(phase.latencyP99)) (\(fixed(phase.latencyP99AfterWarmUp)) after 0.5 s) ms; \(fixed(phase.relayMicrosPerValue, 1)) µs/notif",
-                    ceiling,
-                ])
-            }
-        }
-        Self.printTable(["path", "figure", "Gattway", "C relay ceiling"], rows)
+        Swift.print("For the C floor measured in the same run, side by side: gattway-bench compare.")
     }
 
     private func format(_ value: Double) -> String {

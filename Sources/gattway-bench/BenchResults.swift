@@ -17,7 +17,7 @@ struct NotificationPhaseResult: Sendable {
     let latencyP50: Double
     let latencyP99: Double
     let latencyMax: Double
-    /// p99 without the first 0.5 s (connection warm-up), as the ceilings note also reports it.
+    /// p99 without the first 0.5 s (connection warm-up).
     let latencyP99AfterWarmUp: Double
     /// Median latency of the last 5 % of values: a backlog still growing at the end shows here.
     let latencyAtEnd: Double
