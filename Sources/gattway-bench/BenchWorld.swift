@@ -73,7 +73,12 @@ final class BenchWorld: BenchPhaseWorld {
 
     /// Devices `fh0…`: `data` (ff01, notify, raw: the 12 bytes arrive unchanged) and `cmd` (ff02, write with
     /// response, hex). Values are not retained, so the broker does no per-value retained-store work.
-    static func configuration(port: UInt16, devices: Int, qos: MQTTQoS, directory: String) -> String {
+    ///
+    /// `scanPattern`: a discovery filter (`bluetooth.scan.pattern`, an address or name prefix), so that bluetoothd
+    /// reports only the devices relayed and Gattway does not take in the adverts of the scenario's others.
+    static func configuration(
+        port: UInt16, devices: Int, qos: MQTTQoS, directory: String, scanPattern: String? = nil
+    ) -> String {
         var yaml = """
             mqtt:
               url: "mqtt://127.0.0.1:\(port)"
@@ -87,7 +92,7 @@ final class BenchWorld: BenchPhaseWorld {
               max_concurrent_connects: 8
               request_timeout: 5
               connect_timeout: 10
-              reconnect: { initial: 0.2, max: 1 }
+              reconnect: { initial: 0.2, max: 1 }\(scanPattern.map { "\n  scan: { pattern: \"\($0)\" }" } ?? "")
             devices:
 
             """
