@@ -55,12 +55,14 @@ final class AdvertPublisher: Sendable {
         var stateFlushScheduled = false
         /// The last decoded advertisement reported as a follow-up (its measurements' kinds matter, not values).
         var lastReportedMeasurements: DecodedAdvertisement?
+        /// Repeats by packet id (8-bit in the formats that have one), of this device alone: a table shared by every
+        /// device would cost a search of it per advertisement, and a repeat is forgotten after seconds anyway.
+        var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>(capacity: 1)
     }
 
     private struct State: Sendable {
         var devices: [String: Device] = [:]
-        /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
-        var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>()
+        /// Replays by encryption counter (32-bit), remembered for devices let go and tracked again too.
         var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(
             modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
         var refusals = RefusalLog()
@@ -266,7 +268,7 @@ final class AdvertPublisher: Sendable {
             replayedCounter.increment()
             return
         }
-        if let id = decoded.packetID, !state.packetIDs.accept(packetID: id, from: registration.address, at: now) {
+        if let id = decoded.packetID, !device.packetIDs.accept(packetID: id, from: registration.address, at: now) {
             return
         }
         if !Self.sameKinds(decoded, device.lastReportedMeasurements) {
