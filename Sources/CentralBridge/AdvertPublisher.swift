@@ -82,8 +82,6 @@ final class AdvertPublisher: Sendable {
     private let minimumInterval: Duration
     private let openAESCCM: AESCCMOpening?
     private let logger: Logger
-    private let replayedCounter = Counter(
-        label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")])
 
     init(
         outbox: Outbox, clock: BridgeClock, started: BridgeClock.Instant, minimumInterval: Duration,
@@ -265,7 +263,8 @@ final class AdvertPublisher: Sendable {
         if let counter = decoded.encryptionCounter,
             !state.encryptionCounters.accept(packetID: counter, from: registration.address, at: now)
         {
-            replayedCounter.increment()
+            // Made when first needed: the metrics show a reason only once it happened.
+            Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")]).increment()
             return
         }
         if let id = decoded.packetID, !device.packetIDs.accept(packetID: id, from: registration.address, at: now) {
