@@ -62,7 +62,7 @@ struct AdvertPublisherTests {
         }
     }
 
-    @Test("each new reading is decoded and published in the caller's turn; an RSSI-only change re-publishes the advert but decodes nothing; a repeated report publishes nothing")
+    @Test("each new reading is decoded and published in the caller's turn; an RSSI-only change re-publishes the advert but not the state; a repeated report publishes nothing")
     func readingsAndRepeats() async throws {
         let world = World(minimumInterval: .zero)
         let (taken, followUps) = world.report(Self.bthome(centidegrees: 2506) + [.rssi(-60)])
