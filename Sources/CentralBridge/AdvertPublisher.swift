@@ -162,9 +162,12 @@ final class AdvertPublisher: Sendable {
         return state.withLock { state in
             guard var device = state.devices[path] else { return [] }
             state.devices[path] = nil
-            // A report the D-Bus queue took after the actor's last sync is newer than the tree: keep its data.
+            // Once the D-Bus queue takes this device's reports, its advertised data and RSSI are newer than any the
+            // actor can bring: the actor's events come through a stream that may still hold reports from before
+            // the device was registered, and publishing one of those would publish an older reading after a newer
+            // one. The actor's part is then the rest (names, address); the next report brings the data anyway.
             var merged = deviceState
-            if device.unsynced {
+            if device.unsynced || device.lastReport != nil {
                 merged.rssi = device.state.rssi
                 merged.txPower = device.state.txPower
                 merged.manufacturerData = device.state.manufacturerData

@@ -121,6 +121,24 @@ struct AdvertPublisherTests {
         #expect(try await world.published(on: "gw/thermo/advert").count == 2)
     }
 
+    @Test("once reports are taken in place, an older reading the actor still brings (its stream lags) is not published; its name is")
+    func actorCannotBringOlderReadings() async throws {
+        let world = World(minimumInterval: .zero)
+        _ = world.report(Self.bthome(centidegrees: 2500) + [.rssi(-60)])
+        var older = BLEDeviceState(path: Self.path, properties: [.address(Self.address), .name("thermo-1")])
+        _ = older.apply(Self.bthome(centidegrees: 2400) + [.rssi(-80)])
+        // As the actor does: it syncs its tree first, then handles the (older) event it took from its stream.
+        #expect(world.publisher.takeUnsynced().count == 1)
+        _ = world.publisher.advertChanged(Self.path, state: older, mayPublish: true)
+        let states = try await world.published(on: "gw/thermo/state")
+        #expect(states.count == 1)
+        #expect(states.first?.contains("25") ?? false)
+        let adverts = try await world.published(on: "gw/thermo/advert")
+        #expect(adverts.count == 2)
+        #expect(adverts.last?.contains("thermo-1") ?? false, "the name the actor brought: \(adverts)")
+        #expect(adverts.last?.contains("\"rssi\":-60") ?? false, "the RSSI of the newest report: \(adverts)")
+    }
+
     @Test("reports of devices not registered, or registered for the actor's path, are declined and publish nothing")
     func declinedReports() async throws {
         let world = World(minimumInterval: .zero, takesReports: false)
