@@ -36,7 +36,9 @@ struct BlueZAdvertReadingTests {
     private static let cases: [(arguments: [DBusValue], expected: [BLEDeviceProperty]?)] = [
         (changed(device, [("RSSI", .int16(-61))]), [.rssi(-61)]),
         (
-            changed(device, [("ServiceData", serviceData([(bthome, .bytes([0x40, 0x02, 0xCA, 0x09]))])), ("RSSI", .int16(-70))]),
+            changed(
+                device,
+                [("ServiceData", serviceData([(bthome, .bytes([0x40, 0x02, 0xCA, 0x09]))])), ("RSSI", .int16(-70))]),
             [.serviceData([bthome: [0x40, 0x02, 0xCA, 0x09]]), .rssi(-70)]
         ),
         (
@@ -45,7 +47,9 @@ struct BlueZAdvertReadingTests {
         ),
         (changed(device, [("TxPower", .int16(4))]), [.txPower(4)]),
         (
-            changed(device, [("ManufacturerData", .uint16VariantDictionary([0x0499: .bytes(Array(repeating: 1, count: 1_650))]))]),
+            changed(
+                device,
+                [("ManufacturerData", .uint16VariantDictionary([0x0499: .bytes(Array(repeating: 1, count: 1_650))]))]),
             [.manufacturerData([0x0499: Array(repeating: 1, count: 1_650)])]
         ),
         (changed(device, [("ServiceData", serviceData([(bthome, .bytes([]))]))]), [.serviceData([bthome: []])]),
@@ -56,13 +60,23 @@ struct BlueZAdvertReadingTests {
         (changed(device, [("ManufacturerData", .uint16VariantDictionary([0x004C: .string("text")]))]), nil),
         (changed(device, [("ManufacturerData", .bytes([1, 2]))]), nil),
         (
-            changed(device, [("ManufacturerData", .uint16VariantDictionary([0x0499: .bytes(Array(repeating: 1, count: 1_651))]))]),
+            changed(
+                device,
+                [("ManufacturerData", .uint16VariantDictionary([0x0499: .bytes(Array(repeating: 1, count: 1_651))]))]),
             nil
         ),
         (
             changed(
                 device,
-                [("ServiceData", serviceData((0..<33).map { ("0000\(String(0x1000 + $0, radix: 16))-0000-1000-8000-00805f9b34fb", .bytes([1])) }))]),
+                [
+                    (
+                        "ServiceData",
+                        serviceData(
+                            (0..<33).map {
+                                ("0000\(String(0x1000 + $0, radix: 16))-0000-1000-8000-00805f9b34fb", .bytes([1]))
+                            })
+                    )
+                ]),
             nil
         ),
         (changed(device, [("ServiceData", serviceData([(String(repeating: "a", count: 65), .bytes([1]))]))]), nil),

@@ -40,7 +40,8 @@ struct AdvertPublisherTests {
                 AdvertPublisher.Registration(
                     address: AdvertPublisherTests.address, deviceTopic: "thermo", advertTopic: "gw/thermo/advert",
                     stateTopic: "gw/thermo/state", decoder: .auto, bindkey: nil, takesReports: takesReports),
-                state: BLEDeviceState(path: AdvertPublisherTests.path, properties: [.address(AdvertPublisherTests.address)]))
+                state: BLEDeviceState(
+                    path: AdvertPublisherTests.path, properties: [.address(AdvertPublisherTests.address)]))
         }
 
         /// Takes a report as the D-Bus tap does; returns whether it was taken and what came back for the actor.
@@ -62,7 +63,9 @@ struct AdvertPublisherTests {
         }
     }
 
-    @Test("each new reading is decoded and published in the caller's turn; an RSSI-only change re-publishes the advert but not the state; a repeated report publishes nothing")
+    @Test(
+        "each new reading is decoded and published in the caller's turn; an RSSI-only change re-publishes the advert but not the state; a repeated report publishes nothing"
+    )
     func readingsAndRepeats() async throws {
         let world = World(minimumInterval: .zero)
         let (taken, followUps) = world.report(Self.bthome(centidegrees: 2506) + [.rssi(-60)])
@@ -97,7 +100,9 @@ struct AdvertPublisherTests {
         #expect(world.publisher.takeUnsynced().isEmpty)
     }
 
-    @Test("within advert_min_interval the newest state and advert wait for a timer the actor runs; then the newest goes out")
+    @Test(
+        "within advert_min_interval the newest state and advert wait for a timer the actor runs; then the newest goes out"
+    )
     func minimumInterval() async throws {
         let world = World(minimumInterval: .seconds(5))
         _ = world.report(Self.bthome(centidegrees: 2000))
@@ -121,7 +126,9 @@ struct AdvertPublisherTests {
         #expect(try await world.published(on: "gw/thermo/advert").count == 2)
     }
 
-    @Test("once reports are taken in place, an older reading the actor still brings (its stream lags) is not published; its name is")
+    @Test(
+        "once reports are taken in place, an older reading the actor still brings (its stream lags) is not published; its name is"
+    )
     func actorCannotBringOlderReadings() async throws {
         let world = World(minimumInterval: .zero)
         _ = world.report(Self.bthome(centidegrees: 2500) + [.rssi(-60)])
