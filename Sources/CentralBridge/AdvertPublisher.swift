@@ -183,13 +183,14 @@ final class AdvertPublisher: Sendable {
     /// A flush timer of the advert topic fired.
     func flushAdvert(_ path: String, mayPublish: Bool) {
         let now = clock.now
-        let message: MQTTMessage? = state.withLock { state in
-            guard let device = state.devices[path] else { return nil }
+        state.withLock { state in
+            guard let device = state.devices[path] else { return }
             let action = state.devices[path]!.adverts.flushTimerFired(at: now)
-            guard case .publish(let payload) = action, mayPublish else { return nil }
-            return MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true)
+            guard case .publish(let payload) = action, mayPublish else { return }
+            // Under the lock, as every publication of a device, so that none overtakes another.
+            outbox.send(
+                MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
         }
-        if let message { outbox.send(message) }
     }
 
     /// A flush timer of the state topic fired.
@@ -200,7 +201,9 @@ final class AdvertPublisher: Sendable {
             state.devices[path] = nil
             device.stateFlushScheduled = false
             var actions: [FollowUp] = []
-            publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
+            var messages: [MQTTMessage] = []
+            publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+            outbox.send(contentsOf: messages)
             state.devices[path] = device
             return actions
         }
@@ -212,13 +215,18 @@ final class AdvertPublisher: Sendable {
         _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool
     ) -> [FollowUp] {
         var actions: [FollowUp] = []
-        decode(&device, in: &state, at: now, mayPublish: mayPublish, actions: &actions)
+        // Both publications of an advertisement go to the outbox at once, so they leave in one write. Sent under
+        // the lock, so that the actor and the D-Bus queue cannot reorder two publications of one device.
+        var messages: [MQTTMessage] = []
+        messages.reserveCapacity(2)
+        defer { outbox.send(contentsOf: messages) }
+        decode(&device, in: &state, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
         let payload = Self.advertPayload(device.state)
         switch device.adverts.advertChanged(payload, at: now) {
         case .publish(let payload):
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
             if mayPublish {
-                outbox.send(
+                messages.append(
                     MQTTMessage(
                         topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
             }
@@ -235,7 +243,7 @@ final class AdvertPublisher: Sendable {
     /// limited rate.
     private func decode(
         _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool,
-        actions: inout [FollowUp]
+        actions: inout [FollowUp], messages: inout [MQTTMessage]
     ) {
         let registration = device.registration
         guard registration.decoder != .none else { return }
@@ -278,13 +286,14 @@ final class AdvertPublisher: Sendable {
             actions.append(.measurementsDecoded(decoded))
         }
         device.pendingStatePayload = decoded.stateJSON
-        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
+        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
     }
 
     /// Publishes the newest decoded state when it differs from the last one published, now or once the minimum
     /// interval since the last publication has passed (the newest state wins).
     private func publishState(
-        _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp]
+        _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp],
+        messages: inout [MQTTMessage]
     ) {
         guard let payload = device.pendingStatePayload else { return }
         guard payload != device.lastStatePayload else {
@@ -302,7 +311,7 @@ final class AdvertPublisher: Sendable {
         device.pendingStatePayload = nil
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
-        outbox.send(
+        messages.append(
             MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: .atLeastOnce, retain: true))
     }
 

@@ -50,13 +50,22 @@ final class Outbox: Sendable {
 
     /// Queues `message`; callable from any thread.
     func send(_ message: MQTTMessage) {
+        send(contentsOf: CollectionOfOne(message))
+    }
+
+    /// Queues `messages` in order, to be offered to the client together (libmosquitto then writes them as one
+    /// burst); callable from any thread. Each one beyond the bound is dropped and counted.
+    func send(contentsOf messages: some Collection<MQTTMessage>) {
+        guard !messages.isEmpty else { return }
         let startFlush = state.withLock { state in
-            guard !state.finished, state.queue.count < limit else {
-                droppedCounter.increment()
-                return false
+            for message in messages {
+                guard !state.finished, state.queue.count < limit else {
+                    droppedCounter.increment()
+                    continue
+                }
+                state.queue.append(message)
             }
-            state.queue.append(message)
-            guard !state.flushing else { return false }
+            guard !state.flushing, !state.queue.isEmpty else { return false }
             state.flushing = true
             return true
         }
