@@ -4,13 +4,12 @@ import Dispatch
 import Logging
 import MQTTCore
 import Metrics
-import Polling
 import Synchronization
 
 /// The bridge's ordered queue of messages to publish (availability, adverts, results, events, StartNotify values).
 ///
-/// Nobody waits for the broker: senders (the bridge actor, the D-Bus connection's value relay) append here, and the
-/// queue is flushed on the MQTT client's own loop with `publishOnLoop`, everything queued at once, so a burst
+/// Nobody waits for the broker: senders (the bridge actor, the D-Bus queue's value relay) append here, and the
+/// queue is flushed on the MQTT client's own queue with `publishOnQueue`, everything queued at once, so a burst
 /// costs one hand-off and no task or actor hop. When the client has no capacity (QoS 1 publishes at their bound,
 /// or a full output buffer) the rest waits here until the client reports capacity again. Bounded: beyond `limit`
 /// queued messages new ones are dropped and counted (`gattway.central.outbox.dropped`), so a broker that is away
@@ -19,7 +18,7 @@ import Synchronization
 final class Outbox: Sendable {
     private struct State {
         var queue: Deque<MQTTMessage> = []
-        /// A flush is queued on the MQTT client's loop, or waits there for capacity.
+        /// A flush is queued on the MQTT client's queue, or waits there for capacity.
         var flushing = false
         var finished = false
         /// Waiting in `drain` for the queue to be handed over; fired when a flush leaves it empty.
@@ -38,6 +37,15 @@ final class Outbox: Sendable {
         self.mqtt = mqtt
         self.logger = logger
         self.limit = limit
+        mqtt.publishQueue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(mqtt.publishQueue))
+    }
+
+    /// Marks the client's queue, so that `send` can tell it already runs there (the StartNotify value relay does,
+    /// when the D-Bus connection shares the client's queue) and flush in place instead of queueing a block.
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    private var isOnClientQueue: Bool {
+        DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(mqtt.publishQueue)
     }
 
     /// Queues `message`; callable from any thread.
@@ -54,9 +62,7 @@ final class Outbox: Sendable {
         }
         guard startFlush else { return }
         // Nothing was queued before this message (no flush was under way), so publishing it now keeps the order.
-        // The StartNotify value relay already runs on the client's loop (the D-Bus connection shares it): flush in
-        // place instead of queueing a job.
-        if mqtt.publishLoop.inLoop { flush() } else { mqtt.publishLoop.execute { self.flush() } }
+        if isOnClientQueue { flush() } else { mqtt.publishQueue.async { self.flush() } }
     }
 
     /// Runs on the MQTT client's queue: offers everything queued to the client, in order, until the queue is empty
@@ -74,7 +80,7 @@ final class Outbox: Sendable {
                 return Array(state.queue)
             }
             guard !batch.isEmpty else { return }
-            let result = mqtt.publishOnLoop(batch[...]) { [self] in self.flush() }
+            let result = mqtt.publishOnQueue(batch[...]) { [self] in self.flush() }
             if result.failed > 0 {
                 droppedCounter.increment(by: result.failed)
                 logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
