@@ -62,6 +62,8 @@ final class AdvertPublisher: Sendable {
 
     private struct State: Sendable {
         var devices: [String: Device] = [:]
+        /// The devices whose `unsynced` is set, each once: the actor's sync visits these, not every device.
+        var unsyncedPaths: [String] = []
         /// Replays by encryption counter (32-bit), remembered for devices let go and tracked again too.
         var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(
             modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
@@ -124,10 +126,12 @@ final class AdvertPublisher: Sendable {
     func takeUnsynced() -> [UnsyncedState] {
         state.withLock { state in
             var unsynced: [UnsyncedState] = []
-            for (path, device) in state.devices where device.unsynced {
+            for path in state.unsyncedPaths {
+                guard let device = state.devices[path], device.unsynced else { continue }
                 unsynced.append(UnsyncedState(path: path, state: device.state, heard: device.lastReport ?? started))
                 state.devices[path]!.unsynced = false
             }
+            state.unsyncedPaths.removeAll(keepingCapacity: true)
             return unsynced
         }
     }
@@ -144,7 +148,10 @@ final class AdvertPublisher: Sendable {
             guard var device = state.devices[path], device.registration.takesReports else { return (false, []) }
             state.devices[path] = nil  // unique while it is changed: no copy of its arrays
             device.lastReport = now
-            device.unsynced = true
+            if !device.unsynced {
+                device.unsynced = true
+                state.unsyncedPaths.append(path)
+            }
             var actions: [FollowUp] = []
             if device.state.apply(properties) {
                 actions = update(&device, in: &state, at: now, mayPublish: true)
