@@ -25,6 +25,11 @@ package final class BlueZCentral: BLECentral {
         _ = try await mapped { try await client.tapCharacteristicValues(sink) }
     }
 
+    package func setAdvertSink(_ sink: @escaping @Sendable (String, [BLEDeviceProperty]) -> Bool) async throws {
+        // The tap lasts as long as the connection, which ends with the process.
+        _ = try await mapped { try await client.tapDeviceAdverts(sink) }
+    }
+
     package func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws {
         try await mapped {
             try await client.setDiscoveryFilter(adapter: adapter, filter)

@@ -9,6 +9,10 @@ extension FakeBLECentral {
         state.withLock { $0.valueSink = sink }
     }
 
+    package func setAdvertSink(_ sink: @escaping @Sendable (String, [BLEDeviceProperty]) -> Bool) async throws {
+        state.withLock { $0.advertSink = sink }
+    }
+
     package func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws {
         operations.append(.startDiscovery)
     }

@@ -48,6 +48,7 @@ package final class FakeBLECentral: BLECentral {
         var startNotified: Set<String> = []
         var readValues: [String: [UInt8]] = [:]
         var valueSink: (@Sendable (String, [UInt8]) -> Bool)?
+        var advertSink: (@Sendable (String, [BLEDeviceProperty]) -> Bool)?
         var connected: Set<String> = []
     }
 
@@ -89,11 +90,13 @@ package final class FakeBLECentral: BLECentral {
 
     /// The device advertises (appearing on first call), with `rssi`.
     package func advertise(_ device: FakePeripheral, rssi: Int16 = -60) {
-        let known = state.withLock { state in
+        let (known, sink) = state.withLock { state in
             defer { state.peripherals[device.path] = device }
-            return state.peripherals[device.path] != nil
+            return (state.peripherals[device.path] != nil, state.advertSink)
         }
         if known {
+            // Like bluetoothd's reports through the D-Bus tap: the sink may take it, else it is an event.
+            guard sink?(device.path, [.rssi(rssi)]) != true else { return }
             eventContinuation.yield(.deviceChanged(path: device.path, [.rssi(rssi)]))
         } else {
             var advertised = device.deviceState

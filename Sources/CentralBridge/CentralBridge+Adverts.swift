@@ -3,44 +3,80 @@ import BridgeCore
 import MQTTCore
 
 extension CentralBridge {
-    /// A tracked device's advert changed: publish it now, or once its minimum interval has passed.
+    /// A tracked device's advert changed (as the actor's tree tells): publish it and its decoded state now, or
+    /// once the minimum interval has passed. Passive devices' reports mostly take the D-Bus queue's path instead
+    /// (see ``AdvertPublisher``).
     func advertChanged(_ path: String) {
-        decodeAdvert(path)
         guard devices[path] != nil, let state = tree.devices[path] else { return }
-        let action = devices[path]!.adverts.advertChanged(Self.advertPayload(state), at: clock.now)
-        perform(action, ofAdvertOf: path)
+        perform(adverts.advertChanged(path, state: state, mayPublish: fleetAllows(path)), ofDevice: path)
     }
 
-    private func perform(_ action: AdvertThrottle<BridgeClock.Instant>.Action, ofAdvertOf path: String) {
-        guard let device = devices[path] else { return }
-        switch action {
-        case .publish(let payload):
-            // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
-            guard fleetAllows(path) else { return }
-            outbox.send(
-                MQTTMessage(topic: routes.advertTopic(device.topic), payload: payload, qos: .atMostOnce, retain: true))
-        case .scheduleFlush(let wait):
-            spawn(forDevice: path) {
-                try? await self.clock.sleep(for: wait)  // cancelled only when the bridge stops: nothing left to publish
-                await self.flushAdvert(path)
+    /// Carries out what the advert publisher left to the actor.
+    func perform(_ followUps: [AdvertPublisher.FollowUp], ofDevice path: String) {
+        guard devices[path] != nil else { return }
+        for followUp in followUps {
+            switch followUp {
+            case .flushAdvert(let wait):
+                spawn(forDevice: path) {
+                    try? await self.clock.sleep(for: wait)  // cancelled only when the device or bridge stops
+                    await self.flushAdvert(path)
+                }
+            case .flushState(let wait):
+                spawn(forDevice: path) {
+                    try? await self.clock.sleep(for: wait)
+                    await self.flushState(path)
+                }
+            case .measurementsDecoded(let decoded):
+                homeAssistantMeasurementsDecoded(path, decoded)
             }
-        case .none:
-            break
         }
     }
 
     private func flushAdvert(_ path: String) {
         guard devices[path] != nil else { return }
-        perform(devices[path]!.adverts.flushTimerFired(at: clock.now), ofAdvertOf: path)
+        adverts.flushAdvert(path, mayPublish: fleetAllows(path))
+    }
+
+    private func flushState(_ path: String) {
+        guard devices[path] != nil else { return }
+        perform(adverts.flushState(path, mayPublish: fleetAllows(path)), ofDevice: path)
+    }
+
+    /// Starts (or, after a reload, updates) publishing the adverts of the tracked device at `path`.
+    func registerAdverts(_ path: String) {
+        guard let device = devices[path], let state = tree.devices[path] else { return }
+        let configured = configuration.devices[device.configIndex]
+        let passive = if case .never = configured.connect { true } else { false }
+        let registration = AdvertPublisher.Registration(
+            address: device.address, deviceTopic: device.topic, advertTopic: routes.advertTopic(device.topic),
+            stateTopic: routes.stateTopic(device.topic), decoder: configured.decoder,
+            bindkey: bindkeys[device.configIndex],
+            // In a fleet every report also feeds the ownership protocol (RSSI per device): those stay the actor's.
+            takesReports: passive && fleet == nil)
+        adverts.register(path, registration, state: state)
+    }
+
+    /// Applies to the tree what the D-Bus queue's advert path took since: the newest advertised data and RSSI of
+    /// each passive device, and when it was heard. Called before the actor reads the tree or handles an event, so
+    /// it never acts on older data than the advert path published.
+    func syncAdverts() {
+        for unsynced in adverts.takeUnsynced() {
+            let state = unsynced.state
+            _ = tree.deviceChanged(
+                path: unsynced.path,
+                [
+                    .rssi(state.rssi), .txPower(state.txPower), .manufacturerData(state.manufacturerData),
+                    .serviceData(state.serviceData),
+                ])
+            guard devices[unsynced.path] != nil else { continue }
+            devices[unsynced.path]?.lastHeard = unsynced.heard
+            _ = tracker.heard(unsynced.path, byAddress: false, at: unsynced.heard)
+        }
     }
 
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
     static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
-        AdvertPayload(
-            address: state.address?.description, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
-            txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
-            serviceData: state.serviceData
-        ).json
+        AdvertPublisher.advertPayload(state)
     }
 
     /// `bridge/devices` changes at most once a second.
@@ -64,6 +100,7 @@ extension CentralBridge {
     }
 
     func devicesListPayload() -> [UInt8] {
+        syncAdverts()
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginArray()
         for device in devices.values.sorted(by: { $0.topic < $1.topic }) {

@@ -255,10 +255,11 @@ extension CentralBridge {
                     topic: routes.advertTopic(device.topic), payload: Self.advertPayload(state), qos: .atMostOnce,
                     retain: true))
         }
-        if !device.lastStatePayload.isEmpty {
+        let lastStatePayload = adverts.lastStatePayload(of: path)
+        if !lastStatePayload.isEmpty {
             outbox.send(
                 MQTTMessage(
-                    topic: routes.stateTopic(device.topic), payload: device.lastStatePayload, qos: .atLeastOnce,
+                    topic: routes.stateTopic(device.topic), payload: lastStatePayload, qos: .atLeastOnce,
                     retain: true))
         }
     }

@@ -20,6 +20,7 @@ extension CentralBridge {
             if let newIndex = reload.keptDevices[device.configIndex] {
                 devices[path]?.configIndex = newIndex
                 devices[path]?.routes = routes.routes(ofDevice: newIndex, deviceTopic: device.topic)
+                registerAdverts(path)
             } else {
                 released.append(device.topic)
                 await release(path, because: "was removed from the configuration")
@@ -65,6 +66,7 @@ extension CentralBridge {
         publishAvailability(path, online: false)
         device.inbox?.finish()  // ends the device's task and cancels its link loop, commands and timers
         devices[path] = nil
+        adverts.unregister(path)
         tracker.forget(path)
         // bluetoothd's object may be forgotten again (a configured address is pinned anew by its entry).
         tree.pinnedDevices.remove(path)
@@ -112,6 +114,7 @@ extension CentralBridge {
     /// Frees the tracking slots of `match` devices no longer heard: an advertiser that came and went (or faked a
     /// match once) must not hold a slot for good. Configured addresses stay tracked.
     func releaseUnheardDevices() async {
+        syncAdverts()
         let now = clock.now
         let stale = devices.values.filter { device in
             guard case .match = configuration.devices[device.configIndex].selector else { return false }

@@ -81,6 +81,7 @@ extension CentralBridge {
 
     private func answerScan(_ reply: ReplyAddress, session: Int) {
         guard scans.ended(session) else { return }
+        syncAdverts()
         let heard = tree.devices.values.sorted { ($0.rssi ?? -128) > ($1.rssi ?? -128) }.prefix(200)
         succeed(reply) { writer in
             writer.field("discovering", self.discovering)
@@ -128,6 +129,7 @@ extension CentralBridge {
                 publishAvailability(path, online: false)
                 devices[path]?.inbox?.finish()  // ends the device's own task and what runs in it
                 devices[path] = nil
+                adverts.unregister(path)
                 tracker.forget(path)
                 values.setRoutes([:], ofDevice: path)
                 tree.pinnedDevices.remove(path)

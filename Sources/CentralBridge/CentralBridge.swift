@@ -27,6 +27,8 @@ package actor CentralBridge: Service {
     let metrics: CentralMetrics
     let outbox: Outbox
     let values: ValueRelay
+    /// Advert and decoded-state publication of every tracked device (the passive advertisement hot path).
+    let adverts: AdvertPublisher
 
     var tree: BLEObjectTree
     var devices: [String: TrackedDevice] = [:]
@@ -54,10 +56,6 @@ package actor CentralBridge: Service {
     /// Bindkeys by configured device index, read by the composition root; and the cipher they are used with.
     var bindkeys: [Int: Bindkey]
     let openAESCCM: AESCCMOpening?
-    /// Repeats by packet id (8-bit in the formats that have one) and replays by encryption counter (32-bit).
-    var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>()
-    var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(
-        modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
     /// Where the bridge takes its time from: every timestamp, timeout and sleep.
     let clock: BridgeClock
     let started: BridgeClock.Instant
@@ -108,6 +106,9 @@ package actor CentralBridge: Service {
         metrics = CentralMetrics()
         outbox = Outbox(mqtt: mqtt, logger: logger, clock: clock)
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
+        adverts = AdvertPublisher(
+            outbox: outbox, clock: clock, started: started,
+            minimumInterval: configuration.bluetooth.advertMinInterval, openAESCCM: openAESCCM, logger: logger)
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         if let gateway = configuration.mqtt.gatewayID {
             fleet = FleetParticipation(
@@ -222,6 +223,14 @@ package actor CentralBridge: Service {
         try await central.setValueSink { path, value in
             values.relay(value, ofCharacteristic: path)
         }
+        // The passive advertisement hot path (see `AdvertPublisher`): only what the actor must do comes here.
+        let adverts = self.adverts
+        let jobs = self.jobs
+        try await central.setAdvertSink { path, properties in
+            adverts.takeReport(path, properties) { path, followUps in
+                jobs?.yield { await self.perform(followUps, ofDevice: path) }
+            }
+        }
         for await event in central.events() {
             handle(event)
         }
@@ -254,6 +263,8 @@ package actor CentralBridge: Service {
     }
 
     func handle(_ event: BLECentralEvent) {
+        // What the advert path took before this event happened first.
+        syncAdverts()
         switch event {
         case .snapshot:
             bluetoothdPresent = true
@@ -338,7 +349,6 @@ package actor CentralBridge: Service {
         var device = TrackedDevice(
             path: path, address: address, configIndex: index, topic: topic,
             routes: routes.routes(ofDevice: index, deviceTopic: topic), policy: configured.connect)
-        device.adverts = AdvertThrottle(minimumInterval: configuration.bluetooth.advertMinInterval)
         device.lastActivity = clock.now
         device.lastHeard = clock.now
         device.commands = DeviceCommandQueue(
@@ -348,6 +358,7 @@ package actor CentralBridge: Service {
             of: Job.self, bufferingPolicy: .bufferingOldest(Self.deviceInboxLimit))
         device.inbox = inboxContinuation
         devices[path] = device
+        registerAdverts(path)
         spawn { await self.runDevice(inbox: inbox) }
         tree.pinnedDevices.insert(path)
         store.remember(address: address, topic: topic)

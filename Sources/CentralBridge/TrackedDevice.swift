@@ -32,8 +32,6 @@ struct TrackedDevice: Sendable {
         capacity: CentralBridge.maxQueuedCommandsPerDevice, commandTimeout: .seconds(30))
     /// Whether a command of this device is running.
     var commandWorkerRunning: Bool { commands.inFlight != nil }
-    /// When the advert topic may be published next (set from `advert_min_interval` when the device is tracked).
-    var adverts = AdvertThrottle<BridgeClock.Instant>(minimumInterval: .zero)
     /// When the last command ran (set to the bridge clock's now when the device is tracked).
     var lastActivity = BridgeClock.Instant(offset: .zero)
     /// Why Gattway is disconnecting the device itself (`idle_timeout`, `requested`, `stopping`); a loss without
@@ -41,16 +39,9 @@ struct TrackedDevice: Sendable {
     var disconnectReason: String?
     /// The device's own name, read from its GAP Device Name (0x2A00) once connected; advertisements may say another.
     var deviceName: String?
-    /// When bluetoothd last reported the device (an advertisement, an RSSI).
+    /// When bluetoothd last reported the device (an advertisement, an RSSI); for passive devices as of the last
+    /// `syncAdverts()` (their advert state is the `AdvertPublisher`'s).
     var lastHeard = BridgeClock.Instant(offset: .zero)
-    /// The decoded measurements last published on `<device>/state`, and when.
-    var lastStatePayload: [UInt8] = []
-    var lastStatePublished: BridgeClock.Instant?
-    var pendingStatePayload: [UInt8]?
-    /// The advertised data last handed to the decoder: bluetoothd reports every RSSI change, and an unchanged
-    /// packet is neither decoded (decrypted) again nor mistaken for a replay.
-    var lastDecodedAdvert: DecodedAdvertInput?
-    var stateFlushScheduled = false
 }
 
 /// A `/set` or `/get` (or a bridge request needing the device) waiting for the device.
@@ -77,7 +68,8 @@ struct CommandFailure: Error, Sendable {
     }
 }
 
-/// What a passive decoder reads of an advertisement.
+/// What a passive decoder reads of an advertisement: bluetoothd reports every RSSI change, and an unchanged packet
+/// is neither decoded (decrypted) again nor mistaken for a replay.
 struct DecodedAdvertInput: Equatable, Sendable {
     let manufacturerData: [UInt16: [UInt8]]
     let serviceData: [String: [UInt8]]

@@ -6,7 +6,7 @@ package import Polling
 /// Objects (adapters, devices, characteristics) are named by their path at the stack. Errors are `BlueZError`.
 /// Values have two synchronous paths that avoid a hop per value: notification channels (`acquireNotify`) deliver
 /// batches on a queue the caller picks, and values the stack announces by themselves (StartNotify, read echoes) go
-/// to the sink given to `setValueSink`.
+/// to the sink given to `setValueSink`. Advertisement reports have the same kind of path (`setAdvertSink`).
 package protocol BLECentral: AnyObject, Sendable {
     /// The stack's objects: a snapshot whenever it is (again) present, then every change. Single consumer. It ends
     /// when the link to the stack is gone for good (the bridge then stops) or the consuming task is cancelled.
@@ -15,6 +15,13 @@ package protocol BLECentral: AnyObject, Sendable {
     /// Hands every value the stack announces by itself to `sink`, synchronously as it arrives; when `sink` returns
     /// true the value is taken and `events()` does not carry it.
     func setValueSink(_ sink: @escaping @Sendable (_ characteristic: String, _ value: [UInt8]) -> Bool) async throws
+
+    /// Hands every advertisement report of a device that carries only advertised data (RSSI, tx power,
+    /// manufacturer and service data) to `sink`, synchronously as it arrives; when `sink` returns true the report
+    /// is taken and `events()` does not carry it, when it returns false it comes through `events()` as usual.
+    func setAdvertSink(
+        _ sink: @escaping @Sendable (_ device: String, _ properties: [BLEDeviceProperty]) -> Bool
+    ) async throws
 
     func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws
     func stopDiscovery(adapter: String) async throws

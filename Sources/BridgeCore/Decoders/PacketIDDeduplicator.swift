@@ -41,11 +41,18 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
         packetID: UInt32, from address: BluetoothAddress, at now: Instant
     ) -> Bool {
         let id = UInt64(packetID) % modulus
-        if let previous = last[address], previous.at.duration(to: now) < resetAfter {
-            let ahead = (id + modulus - previous.id) % modulus
+        let index = last.index(forKey: address)
+        if let index, last.values[index].at.duration(to: now) < resetAfter {
+            let ahead = (id + modulus - last.values[index].id) % modulus
             guard ahead > 0, ahead < window else { return false }
         }
-        last.removeValue(forKey: address)
+        if let index, index == last.count - 1 {
+            // Already the most recently accepted (always, for a device's own deduplicator): updated in place, as
+            // moving it to the end would leave it where it is at the cost of a removal and an insertion.
+            last.values[index] = Last(id: id, at: now)
+            return true
+        }
+        if let index { last.remove(at: index) }
         if last.count >= capacity { last.removeFirst() }
         last[address] = Last(id: id, at: now)
         return true

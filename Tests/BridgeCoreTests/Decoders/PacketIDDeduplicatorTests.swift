@@ -59,6 +59,26 @@ import Testing
         #expect(!accepted14)
     }
 
+    /// Accepting the most recently accepted device again (updated in place) and an older one (moved to the end)
+    /// both leave the least recently accepted first in line to be forgotten.
+    @Test func theLeastRecentlyAcceptedIsForgottenWhateverOrderAcceptsCameIn() {
+        var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>(capacity: 2)
+        let a = address("00:00:00:00:00:0a")
+        let b = address("00:00:00:00:00:0b")
+        func accept(_ id: UInt32, from device: BluetoothAddress) -> Bool {
+            deduplicator.accept(packetID: id, from: device, at: start)
+        }
+        #expect(accept(1, from: a))
+        #expect(accept(1, from: b))
+        #expect(accept(2, from: b))  // b was the last: in place
+        #expect(!accept(2, from: b), "the in-place update is remembered")
+        #expect(accept(2, from: a))  // a moves behind b
+        #expect(accept(1, from: address("00:00:00:00:00:0c")))  // b is forgotten
+        #expect(deduplicator.count == 2)
+        #expect(!accept(2, from: a), "a was remembered")
+        #expect(accept(2, from: b), "b was forgotten, so its repeat counts as new")
+    }
+
     /// A replayed BTHome advertisement decodes to the same packet id and is refused.
     @Test func aReplayedBTHomeAdvertisementIsRefused() throws {
         var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>()

@@ -1,0 +1,344 @@
+import BluetoothCore
+import BridgeCore
+import Logging
+import MQTTCore
+import Metrics
+import Synchronization
+
+/// Publishes what tracked devices advertise: the raw advert JSON on `<device>/advert` and the measurements their
+/// decoder finds on `<device>/state`, each when it changed and at most once per `bluetooth.advert_min_interval`.
+///
+/// It owns the advert state of every tracked device, so it is the one place this logic lives, called from two
+/// sides: the bridge actor (a device appeared, its name changed, a flush timer fired, …) and, for passive devices
+/// (`connect: never`, no fleet), the D-Bus connection's queue itself (`takeReport`), which is the hot path: an
+/// advertisement is merged, decoded and handed to the outbox in the same turn that libdbus dispatched it, with no
+/// task or actor hop, and the outbox publishes it in place on that same queue. What only the actor can do (start
+/// a timer, tell Home Assistant discovery about new measurements) comes back as `FollowUp`s, which are rare: a hop
+/// per advertisement would cost more than all the rest.
+///
+/// What the hot path takes is newer than the actor's object tree: `takeUnsynced` hands the actor the newest state
+/// of each device that changed since, which it applies before reading the tree (events, the devices list, scans,
+/// releasing unheard devices). Memory is bounded by the tracked devices (one entry each, replaced, never grown).
+final class AdvertPublisher: Sendable {
+    /// What the bridge actor must do after an update.
+    enum FollowUp: Sendable {
+        case flushAdvert(after: Duration)
+        case flushState(after: Duration)
+        /// A decoded advertisement whose measurements differ in kind from the last one reported.
+        case measurementsDecoded(DecodedAdvertisement)
+    }
+
+    /// How one tracked device is published.
+    struct Registration: Sendable {
+        var address: BluetoothAddress
+        var deviceTopic: String
+        var advertTopic: String
+        var stateTopic: String
+        var decoder: DecoderSelection
+        var bindkey: Bindkey?
+        /// Whether its advertisement reports are taken on the D-Bus queue (a passive device outside a fleet).
+        var takesReports: Bool
+    }
+
+    private struct Device: Sendable {
+        var registration: Registration
+        /// The advert-visible state, newest first here.
+        var state: BLEDeviceState
+        /// `state` is newer than the actor's tree; and when a report was last taken.
+        var unsynced = false
+        var lastReport: BridgeClock.Instant?
+        var adverts: AdvertThrottle<BridgeClock.Instant>
+        var lastDecodedAdvert: DecodedAdvertInput?
+        var lastStatePayload: [UInt8] = []
+        var lastStatePublished: BridgeClock.Instant?
+        var pendingStatePayload: [UInt8]?
+        var stateFlushScheduled = false
+        /// The last decoded advertisement reported as a follow-up (its measurements' kinds matter, not values).
+        var lastReportedMeasurements: DecodedAdvertisement?
+        /// Repeats by packet id (8-bit in the formats that have one), of this device alone: a table shared by every
+        /// device would cost a search of it per advertisement, and a repeat is forgotten after seconds anyway.
+        var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>(capacity: 1)
+    }
+
+    private struct State: Sendable {
+        var devices: [String: Device] = [:]
+        /// The devices whose `unsynced` is set, each once: the actor's sync visits these, not every device.
+        var unsyncedPaths: [String] = []
+        /// Replays by encryption counter (32-bit), remembered for devices let go and tracked again too.
+        var encryptionCounters = PacketIDDeduplicator<BridgeClock.Instant>(
+            modulus: 1 << 32, window: 1 << 31, resetAfter: .seconds(1 << 40))
+        var refusals = RefusalLog()
+    }
+
+    /// A newer device state the actor has not applied to its tree yet, and when it was heard.
+    struct UnsyncedState: Sendable {
+        var path: String
+        var state: BLEDeviceState
+        var heard: BridgeClock.Instant
+    }
+
+    private let state = Mutex(State())
+    private let outbox: Outbox
+    private let clock: BridgeClock
+    private let started: BridgeClock.Instant
+    private let minimumInterval: Duration
+    private let openAESCCM: AESCCMOpening?
+    private let logger: Logger
+
+    init(
+        outbox: Outbox, clock: BridgeClock, started: BridgeClock.Instant, minimumInterval: Duration,
+        openAESCCM: AESCCMOpening?, logger: Logger
+    ) {
+        self.outbox = outbox
+        self.clock = clock
+        self.started = started
+        self.minimumInterval = minimumInterval
+        self.openAESCCM = openAESCCM
+        self.logger = logger
+    }
+
+    // MARK: - Registration (bridge actor)
+
+    /// Starts (or updates, keeping what was published) publishing the device at `path`, from `state`.
+    func register(_ path: String, _ registration: Registration, state deviceState: BLEDeviceState) {
+        state.withLock { state in
+            if state.devices[path] != nil {
+                state.devices[path]!.registration = registration
+            } else {
+                state.devices[path] = Device(
+                    registration: registration, state: deviceState,
+                    adverts: AdvertThrottle(minimumInterval: minimumInterval))
+            }
+        }
+    }
+
+    /// Stops publishing the device at `path` and forgets its state.
+    func unregister(_ path: String) {
+        _ = state.withLock { $0.devices.removeValue(forKey: path) }
+    }
+
+    /// The decoded state last published for the device (empty when none).
+    func lastStatePayload(of path: String) -> [UInt8] {
+        state.withLock { $0.devices[path]?.lastStatePayload ?? [] }
+    }
+
+    /// Takes the states newer than the actor's tree, to apply there.
+    func takeUnsynced() -> [UnsyncedState] {
+        state.withLock { state in
+            var unsynced: [UnsyncedState] = []
+            for path in state.unsyncedPaths {
+                guard let device = state.devices[path], device.unsynced else { continue }
+                unsynced.append(UnsyncedState(path: path, state: device.state, heard: device.lastReport ?? started))
+                state.devices[path]!.unsynced = false
+            }
+            state.unsyncedPaths.removeAll(keepingCapacity: true)
+            return unsynced
+        }
+    }
+
+    // MARK: - Updates
+
+    /// The D-Bus queue's hot path: an advertisement report of the device at `path`. Returns false (the report goes
+    /// to the actor as an event) when the device is not one whose reports are taken here.
+    func takeReport(
+        _ path: String, _ properties: [BLEDeviceProperty], followUps: (String, [FollowUp]) -> Void
+    ) -> Bool {
+        let now = clock.now
+        let (taken, actions) = state.withLock { state -> (Bool, [FollowUp]) in
+            guard var device = state.devices[path], device.registration.takesReports else { return (false, []) }
+            state.devices[path] = nil  // unique while it is changed: no copy of its arrays
+            device.lastReport = now
+            if !device.unsynced {
+                device.unsynced = true
+                state.unsyncedPaths.append(path)
+            }
+            var actions: [FollowUp] = []
+            if device.state.apply(properties) {
+                actions = update(&device, in: &state, at: now, mayPublish: true)
+            }
+            state.devices[path] = device
+            return (true, actions)
+        }
+        if !actions.isEmpty { followUps(path, actions) }
+        return taken
+    }
+
+    /// The actor's path: the device's advert-visible state is now `deviceState` (from the tree).
+    func advertChanged(_ path: String, state deviceState: BLEDeviceState, mayPublish: Bool) -> [FollowUp] {
+        let now = clock.now
+        return state.withLock { state in
+            guard var device = state.devices[path] else { return [] }
+            state.devices[path] = nil
+            // Once the D-Bus queue takes this device's reports, its advertised data and RSSI are newer than any the
+            // actor can bring: the actor's events come through a stream that may still hold reports from before
+            // the device was registered, and publishing one of those would publish an older reading after a newer
+            // one. The actor's part is then the rest (names, address); the next report brings the data anyway.
+            var merged = deviceState
+            if device.unsynced || device.lastReport != nil {
+                merged.rssi = device.state.rssi
+                merged.txPower = device.state.txPower
+                merged.manufacturerData = device.state.manufacturerData
+                merged.serviceData = device.state.serviceData
+            }
+            device.state = merged
+            let actions = update(&device, in: &state, at: now, mayPublish: mayPublish)
+            state.devices[path] = device
+            return actions
+        }
+    }
+
+    /// A flush timer of the advert topic fired.
+    func flushAdvert(_ path: String, mayPublish: Bool) {
+        let now = clock.now
+        state.withLock { state in
+            guard let device = state.devices[path] else { return }
+            let action = state.devices[path]!.adverts.flushTimerFired(at: now)
+            guard case .publish(let payload) = action, mayPublish else { return }
+            // Under the lock, as every publication of a device, so that none overtakes another.
+            outbox.send(
+                MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
+        }
+    }
+
+    /// A flush timer of the state topic fired.
+    func flushState(_ path: String, mayPublish: Bool) -> [FollowUp] {
+        let now = clock.now
+        return state.withLock { state in
+            guard var device = state.devices[path] else { return [] }
+            state.devices[path] = nil
+            device.stateFlushScheduled = false
+            var actions: [FollowUp] = []
+            var messages: [MQTTMessage] = []
+            publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+            for message in messages { outbox.send(message) }
+            state.devices[path] = device
+            return actions
+        }
+    }
+
+    // MARK: - Under the lock
+
+    private func update(
+        _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool
+    ) -> [FollowUp] {
+        var actions: [FollowUp] = []
+        // Sent under the lock, so that the actor and the D-Bus queue cannot reorder two publications of one
+        // device. One by one: offered together, the client corks the socket around them, and measured that costs
+        // more CPU per advertisement than the second write it saves.
+        var messages: [MQTTMessage] = []
+        defer { for message in messages { outbox.send(message) } }
+        decode(&device, in: &state, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+        let payload = Self.advertPayload(device.state)
+        switch device.adverts.advertChanged(payload, at: now) {
+        case .publish(let payload):
+            // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
+            if mayPublish {
+                messages.append(
+                    MQTTMessage(
+                        topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
+            }
+        case .scheduleFlush(let wait):
+            actions.append(.flushAdvert(after: wait))
+        case .none:
+            break
+        }
+        return actions
+    }
+
+    /// Decodes the device's advertisement with its configured decoder. Unchanged advertised data is not decoded
+    /// again, nor is a packet id already seen; a packet that does not decode is counted by reason and logged at a
+    /// limited rate.
+    private func decode(
+        _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool,
+        actions: inout [FollowUp], messages: inout [MQTTMessage]
+    ) {
+        let registration = device.registration
+        guard registration.decoder != .none else { return }
+        let input = DecodedAdvertInput(
+            manufacturerData: device.state.manufacturerData, serviceData: device.state.serviceData,
+            name: device.state.name)
+        guard input != device.lastDecodedAdvert else { return }
+        device.lastDecodedAdvert = input
+        let facts = AdvertisementFacts(
+            address: registration.address, manufacturerData: input.manufacturerData,
+            serviceDataByUUIDText: input.serviceData, localName: input.name)
+        let context = DecodingContext(bindkey: registration.bindkey, openAESCCM: openAESCCM)
+        let decoded: DecodedAdvertisement
+        do {
+            guard let result = try registration.decoder.decode(facts, context: context) else { return }
+            decoded = result
+        } catch {
+            Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "\(error.code)")]).increment()
+            let at = started.duration(to: now)
+            if case .log = state.refusals.report("\(error.code)", topic: registration.deviceTopic, at: at) {
+                logger.info(
+                    "device.advert.undecodable",
+                    metadata: ["device.name": "\(registration.deviceTopic)", "error": "\(error)"])
+            }
+            return
+        }
+        // A new packet (its data changed) whose encryption counter does not advance is a replay.
+        if let counter = decoded.encryptionCounter,
+            !state.encryptionCounters.accept(packetID: counter, from: registration.address, at: now)
+        {
+            // Made when first needed: the metrics show a reason only once it happened.
+            Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")]).increment()
+            return
+        }
+        if let id = decoded.packetID, !device.packetIDs.accept(packetID: id, from: registration.address, at: now) {
+            return
+        }
+        if !Self.sameKinds(decoded, device.lastReportedMeasurements) {
+            device.lastReportedMeasurements = decoded
+            actions.append(.measurementsDecoded(decoded))
+        }
+        device.pendingStatePayload = decoded.stateJSON
+        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+    }
+
+    /// Publishes the newest decoded state when it differs from the last one published, now or once the minimum
+    /// interval since the last publication has passed (the newest state wins).
+    private func publishState(
+        _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp],
+        messages: inout [MQTTMessage]
+    ) {
+        guard let payload = device.pendingStatePayload else { return }
+        guard payload != device.lastStatePayload else {
+            device.pendingStatePayload = nil
+            return
+        }
+        if let last = device.lastStatePublished, last.duration(to: now) < minimumInterval {
+            guard !device.stateFlushScheduled else { return }
+            device.stateFlushScheduled = true
+            actions.append(.flushState(after: minimumInterval - last.duration(to: now)))
+            return
+        }
+        device.lastStatePublished = now
+        device.lastStatePayload = payload
+        device.pendingStatePayload = nil
+        // In a fleet only the owner publishes; it publishes the last state when it starts owning.
+        guard mayPublish else { return }
+        messages.append(
+            MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: .atLeastOnce, retain: true))
+    }
+
+    /// Whether two decoded advertisements carry the same format and kinds of measurement (names, units and
+    /// classes), whatever their values: Home Assistant discovery needs to hear of a change of kinds only.
+    static func sameKinds(_ a: DecodedAdvertisement, _ b: DecodedAdvertisement?) -> Bool {
+        guard let b, a.format == b.format, a.measurements.count == b.measurements.count else { return false }
+        for (x, y) in zip(a.measurements, b.measurements)
+        where x.name != y.name || x.unit != y.unit || x.deviceClass != y.deviceClass || x.stateClass != y.stateClass {
+            return false
+        }
+        return true
+    }
+
+    /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
+    static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
+        AdvertPayload(
+            address: state.address?.description, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
+            txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
+            serviceData: state.serviceData
+        ).json
+    }
+}

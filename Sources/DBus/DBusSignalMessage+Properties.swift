@@ -1,0 +1,153 @@
+internal import CDBus
+import Glibc
+
+/// The name of one changed property, compared in place (libdbus's bytes, valid only inside the visiting closure).
+package struct DBusPropertyName {
+    let pointer: UnsafePointer<CChar>
+
+    /// Whether the name is `expected`, without making a String of it.
+    package func `is`(_ expected: StaticString) -> Bool {
+        expected.withUTF8Buffer { bytes in
+            strncmp(pointer, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self), bytes.count)
+                == 0 && pointer[bytes.count] == 0
+        }
+    }
+}
+
+/// A changed property's value (the inside of its variant), read in place: each accessor returns nil when the value
+/// has another type, or is larger than asked for, so hostile input is declined rather than trusted.
+package struct DBusVariantReader {
+    var iterator: DBusMessageIter
+
+    /// An `n` value.
+    package mutating func int16() -> Int16? {
+        guard dbus_message_iter_get_arg_type(&iterator) == DBusTypeCode.int16 else { return nil }
+        var value: Int16 = 0
+        dbus_message_iter_get_basic(&iterator, &value)
+        return value
+    }
+
+    /// An `a{qv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each.
+    package mutating func uint16KeyedByteArrays(maxEntries: Int, maxBytes: Int) -> [UInt16: [UInt8]]? {
+        var result: [UInt16: [UInt8]] = [:]
+        let complete = Self.forEachEntry(&iterator, keyType: DBusTypeCode.uint16, maxEntries: maxEntries) {
+            key, value in
+            var id: UInt16 = 0
+            dbus_message_iter_get_basic(&key, &id)
+            guard let bytes = Self.byteArray(inVariant: &value, maxBytes: maxBytes) else { return false }
+            result[id] = bytes
+            return true
+        }
+        return complete ? result : nil
+    }
+
+    /// An `a{sv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each, and
+    /// keys of at most `maxKeyLength` bytes.
+    package mutating func stringKeyedByteArrays(
+        maxEntries: Int, maxBytes: Int, maxKeyLength: Int
+    ) -> [String: [UInt8]]? {
+        var result: [String: [UInt8]] = [:]
+        let complete = Self.forEachEntry(&iterator, keyType: DBusTypeCode.string, maxEntries: maxEntries) {
+            key, value in
+            var name: UnsafePointer<CChar>?
+            dbus_message_iter_get_basic(&key, &name)
+            guard let name, strnlen(name, maxKeyLength + 1) <= maxKeyLength,
+                let bytes = Self.byteArray(inVariant: &value, maxBytes: maxBytes)
+            else { return false }
+            result[String(cString: name)] = bytes
+            return true
+        }
+        return complete ? result : nil
+    }
+
+    /// Visits the entries of a dictionary with keys of `keyType` and variant values; false when the value is
+    /// something else, has more than `maxEntries` entries, or `body` declines one.
+    private static func forEachEntry(
+        _ iterator: inout DBusMessageIter, keyType: Int32, maxEntries: Int,
+        _ body: (inout DBusMessageIter, inout DBusMessageIter) -> Bool
+    ) -> Bool {
+        guard dbus_message_iter_get_arg_type(&iterator) == DBusTypeCode.array,
+            dbus_message_iter_get_element_type(&iterator) == DBusTypeCode.dictEntry
+        else { return false }
+        var entries = DBusMessageIter()
+        dbus_message_iter_recurse(&iterator, &entries)
+        var count = 0
+        while dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry {
+            count += 1
+            guard count <= maxEntries else { return false }
+            var key = DBusMessageIter()
+            dbus_message_iter_recurse(&entries, &key)
+            guard dbus_message_iter_get_arg_type(&key) == keyType else { return false }
+            var value = key
+            guard dbus_message_iter_next(&value) != 0, dbus_message_iter_get_arg_type(&value) == DBusTypeCode.variant,
+                body(&key, &value)
+            else { return false }
+            dbus_message_iter_next(&entries)
+        }
+        return true
+    }
+
+    /// The bytes of a variant holding `ay`, at most `maxBytes` of them.
+    private static func byteArray(inVariant variant: inout DBusMessageIter, maxBytes: Int) -> [UInt8]? {
+        var inner = DBusMessageIter()
+        dbus_message_iter_recurse(&variant, &inner)
+        guard dbus_message_iter_get_arg_type(&inner) == DBusTypeCode.array,
+            dbus_message_iter_get_element_type(&inner) == DBusTypeCode.byte
+        else { return nil }
+        var bytes = DBusMessageIter()
+        dbus_message_iter_recurse(&inner, &bytes)
+        var base: UnsafeRawPointer?
+        var count: Int32 = 0
+        dbus_message_iter_get_fixed_array(&bytes, &base, &count)
+        guard count <= maxBytes else { return nil }
+        guard let base, count > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: Int(count)))
+    }
+}
+
+extension DBusSignalMessage {
+    /// For `PropertiesChanged(interface, {name: <value>, …}, [])`: hands each changed property to `visit` in order,
+    /// read in place. False when the signal has another shape (another interface, invalidated properties, extra
+    /// arguments) or `visit` declines a property, so that the caller can leave the signal to the general path.
+    ///
+    /// No `DBusValue` is built: names are compared in place and only the values `visit` takes out are copied.
+    package func visitChangedProperties(
+        ofInterface interface: String, _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
+    ) -> Bool {
+        var arguments = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.string
+        else { return false }
+        var name: UnsafePointer<CChar>?
+        dbus_message_iter_get_basic(&arguments, &name)
+        guard let name, interface.withCString({ strcmp(name, $0) == 0 }),
+            dbus_message_iter_next(&arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array,
+            dbus_message_iter_get_element_type(&arguments) == DBusTypeCode.dictEntry
+        else { return false }
+        var entries = DBusMessageIter()
+        dbus_message_iter_recurse(&arguments, &entries)
+        // Then an empty list of invalidated properties, and nothing after it.
+        guard dbus_message_iter_next(&arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array,
+            dbus_message_iter_get_element_type(&arguments) == DBusTypeCode.string,
+            dbus_message_iter_get_element_count(&arguments) == 0,
+            dbus_message_iter_next(&arguments) == 0
+        else { return false }
+        while dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry {
+            var entry = DBusMessageIter()
+            dbus_message_iter_recurse(&entries, &entry)
+            guard dbus_message_iter_get_arg_type(&entry) == DBusTypeCode.string else { return false }
+            var property: UnsafePointer<CChar>?
+            dbus_message_iter_get_basic(&entry, &property)
+            guard let property, dbus_message_iter_next(&entry) != 0,
+                dbus_message_iter_get_arg_type(&entry) == DBusTypeCode.variant
+            else { return false }
+            var reader = DBusVariantReader(iterator: DBusMessageIter())
+            dbus_message_iter_recurse(&entry, &reader.iterator)
+            guard visit(DBusPropertyName(pointer: property), &reader) else { return false }
+            dbus_message_iter_next(&entries)
+        }
+        return true
+    }
+}

@@ -1,0 +1,136 @@
+import BlueZ
+import BluetoothCore
+import DBus
+import Logging
+import TestWorld
+import Testing
+
+/// The passive advertisement hot path reads a device's PropertiesChanged in place: it must take exactly the
+/// advert reports, with the values the general decoding would give, and decline every other shape (those go to
+/// the object tree) and every value larger than an advertisement can be.
+@Suite("Advertisement reports read in place")
+struct BlueZAdvertReadingTests {
+    private static let device = "org.bluez.Device1"
+    private static let bthome = "0000fcd2-0000-1000-8000-00805f9b34fb"
+
+    private static func changed(
+        _ interface: String, _ entries: [(String, DBusValue)],
+        invalidated: [String] = []
+    ) -> [DBusValue] {
+        [
+            .string(interface),
+            .dictionary(
+                keySignature: "s", valueSignature: "v",
+                entries.map { DBusDictEntry(key: .string($0.0), value: .variant($0.1)) }),
+            .stringArray(invalidated),
+        ]
+    }
+
+    private static func serviceData(_ entries: [(String, DBusValue)]) -> DBusValue {
+        .dictionary(
+            keySignature: "s", valueSignature: "v",
+            entries.map { DBusDictEntry(key: .string($0.0), value: .variant($0.1)) })
+    }
+
+    /// Each shape, with the properties the in-place reader must take from it (nil: declined).
+    private static let cases: [(arguments: [DBusValue], expected: [BLEDeviceProperty]?)] = [
+        (changed(device, [("RSSI", .int16(-61))]), [.rssi(-61)]),
+        (
+            changed(
+                device,
+                [("ServiceData", serviceData([(bthome, .bytes([0x40, 0x02, 0xCA, 0x09]))])), ("RSSI", .int16(-70))]),
+            [.serviceData([bthome: [0x40, 0x02, 0xCA, 0x09]]), .rssi(-70)]
+        ),
+        (
+            changed(device, [("ManufacturerData", .uint16VariantDictionary([0x004C: .bytes([2, 21, 7])]))]),
+            [.manufacturerData([0x004C: [2, 21, 7]])]
+        ),
+        (changed(device, [("TxPower", .int16(4))]), [.txPower(4)]),
+        (
+            changed(
+                device,
+                [("ManufacturerData", .uint16VariantDictionary([0x0499: .bytes(Array(repeating: 1, count: 1_650))]))]),
+            [.manufacturerData([0x0499: Array(repeating: 1, count: 1_650)])]
+        ),
+        (changed(device, [("ServiceData", serviceData([(bthome, .bytes([]))]))]), [.serviceData([bthome: []])]),
+        // Declined: other properties, other types, too large, invalidations, another interface or shape.
+        (changed(device, [("Name", .string("sensor"))]), nil),
+        (changed(device, [("RSSI", .int16(-60)), ("Connected", .bool(true))]), nil),
+        (changed(device, [("RSSI", .int32(-60))]), nil),
+        (changed(device, [("ManufacturerData", .uint16VariantDictionary([0x004C: .string("text")]))]), nil),
+        (changed(device, [("ManufacturerData", .bytes([1, 2]))]), nil),
+        (
+            changed(
+                device,
+                [("ManufacturerData", .uint16VariantDictionary([0x0499: .bytes(Array(repeating: 1, count: 1_651))]))]),
+            nil
+        ),
+        (
+            changed(
+                device,
+                [
+                    (
+                        "ServiceData",
+                        serviceData(
+                            (0..<33).map {
+                                ("0000\(String(0x1000 + $0, radix: 16))-0000-1000-8000-00805f9b34fb", .bytes([1]))
+                            })
+                    )
+                ]),
+            nil
+        ),
+        (changed(device, [("ServiceData", serviceData([(String(repeating: "a", count: 65), .bytes([1]))]))]), nil),
+        (changed(device, [("RSSI", .int16(-60))], invalidated: ["TxPower"]), nil),
+        (changed("org.bluez.GattCharacteristic1", [("RSSI", .int16(-60))]), nil),
+        (changed(device, []), nil),
+        (changed(device, [("RSSI", .int16(-60))]) + [.string("extra")], nil),
+        (Array(changed(device, [("RSSI", .int16(-60))]).prefix(2)), nil),
+        ([], nil),
+    ]
+
+    @Test("advert reports are taken with the general decoding's values, every other shape is declined")
+    func advertReportsInPlace() async throws {
+        try await withPrivateBus { bus in
+            let logger = Logger(label: "gattway.bluez.tests")
+            let server = try await DBusConnection.connect(to: .address(bus.address), name: "server", logger: logger)
+            let client = try await DBusConnection.connect(to: .address(bus.address), name: "client", logger: logger)
+            let (readings, continuation) = AsyncStream.makeStream(of: (String, [BLEDeviceProperty]?).self)
+            _ = try await client.tapMessages(
+                matching: DBusMatchRule(
+                    sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged")
+            ) { message in
+                continuation.yield((message.path, BlueZClient.advertProperties(of: message)))
+                return true
+            }
+            for (index, shape) in Self.cases.enumerated() {
+                try await server.emitSignal(
+                    path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_\(index)", interface: "org.freedesktop.DBus.Properties",
+                    name: "PropertiesChanged", arguments: shape.arguments)
+            }
+            let received = try await withDeadline(.seconds(20), "\(Self.cases.count) tapped signals") {
+                var received: [(String, [BLEDeviceProperty]?)] = []
+                for await reading in readings {
+                    received.append(reading)
+                    if received.count == Self.cases.count { break }
+                }
+                return received
+            }
+            for (index, (path, properties)) in received.enumerated() {
+                #expect(path == "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_\(index)")
+                #expect(properties == Self.cases[index].expected, "case \(index)")
+                // What is taken must equal what the object tree's general decoding makes of the same signal.
+                if let properties {
+                    var inPlace = BLEDeviceState(path: path)
+                    _ = inPlace.apply(properties)
+                    var general = BLEDeviceState(path: path)
+                    let arguments = Self.cases[index].arguments
+                    general.apply(changed: arguments[1].stringKeyedDictionary ?? [:], invalidated: [])
+                    #expect(inPlace == general, "case \(index)")
+                }
+            }
+            await server.close()
+            await client.close()
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import BluetoothCore
+import BridgeCore
+import BridgeTesting
+import Logging
+import MQTTCore
+import Testing
+
+@testable import CentralBridge
+
+/// The advert publisher's rules, driven as the D-Bus queue's hot path drives it (`takeReport`): what is
+/// published, what is left out because nothing changed, and what is handed back to the bridge actor.
+@Suite("Advert publisher")
+struct AdvertPublisherTests {
+    static let path = "/org/bluez/hci0/dev_A4_C1_38_00_00_01"
+    static let address = BluetoothAddress("A4:C1:38:00:00:01")!
+    static let bthomeUUID = "0000fcd2-0000-1000-8000-00805f9b34fb"
+
+    /// BTHome v2, unencrypted: temperature (0x02, sint16 × 0.01 °C).
+    static func bthome(centidegrees: Int16) -> [BLEDeviceProperty] {
+        let raw = UInt16(bitPattern: centidegrees)
+        return [.serviceData([bthomeUUID: [0x40, 0x02, UInt8(raw & 0xFF), UInt8(raw >> 8)]])]
+    }
+
+    struct World {
+        let broker = InMemoryMQTTBroker()
+        let clock = ManualClock()
+        let publisher: AdvertPublisher
+        let outbox: Outbox
+
+        init(minimumInterval: Duration, takesReports: Bool = true) {
+            let client = broker.makeClient(id: "bridge")
+            let bridgeClock = BridgeClock(clock)
+            let logger = Logger(label: "gattway.tests.adverts")
+            outbox = Outbox(mqtt: client, logger: logger, clock: bridgeClock)
+            publisher = AdvertPublisher(
+                outbox: outbox, clock: bridgeClock, started: bridgeClock.now, minimumInterval: minimumInterval,
+                openAESCCM: nil, logger: logger)
+            publisher.register(
+                AdvertPublisherTests.path,
+                AdvertPublisher.Registration(
+                    address: AdvertPublisherTests.address, deviceTopic: "thermo", advertTopic: "gw/thermo/advert",
+                    stateTopic: "gw/thermo/state", decoder: .auto, bindkey: nil, takesReports: takesReports),
+                state: BLEDeviceState(
+                    path: AdvertPublisherTests.path, properties: [.address(AdvertPublisherTests.address)]))
+        }
+
+        /// Takes a report as the D-Bus tap does; returns whether it was taken and what came back for the actor.
+        func report(_ properties: [BLEDeviceProperty]) -> (Bool, [AdvertPublisher.FollowUp]) {
+            var followUps: [AdvertPublisher.FollowUp] = []
+            let taken = publisher.takeReport(AdvertPublisherTests.path, properties) { _, actions in
+                followUps += actions
+            }
+            return (taken, followUps)
+        }
+
+        /// Everything published so far on `filter`, read once a marker sent after it has arrived (the outbox keeps
+        /// order), so that what was not published is known to be absent.
+        func published(on filter: String) async throws -> [String] {
+            let mark = broker.publicationCount
+            outbox.send(MQTTMessage(topic: "marker", text: "\(mark)", qos: .atMostOnce))
+            _ = try await broker.nextPublished(on: "marker", since: mark)
+            return broker.published(on: filter).map { String(decoding: $0.payload, as: UTF8.self) }
+        }
+    }
+
+    @Test(
+        "each new reading is decoded and published in the caller's turn; an RSSI-only change re-publishes the advert but not the state; a repeated report publishes nothing"
+    )
+    func readingsAndRepeats() async throws {
+        let world = World(minimumInterval: .zero)
+        let (taken, followUps) = world.report(Self.bthome(centidegrees: 2506) + [.rssi(-60)])
+        #expect(taken)
+        // The first decoded measurements go to the actor (Home Assistant discovery), values never do.
+        #expect(followUps.count == 1)
+        guard case .measurementsDecoded(let decoded)? = followUps.first else {
+            Issue.record("expected the decoded measurements, got \(followUps)")
+            return
+        }
+        guard case .number(let celsius)? = decoded.measurements.first(where: { $0.name == "temperature" })?.value else {
+            Issue.record("no temperature in \(decoded.measurements)")
+            return
+        }
+        #expect(abs(celsius - 25.06) < 1e-9)
+        #expect(world.report([.rssi(-61)]).1.isEmpty)
+        #expect(world.report([.rssi(-61)]).0, "a repeated report is taken (and dropped), not handed to the actor")
+        let (_, later) = world.report(Self.bthome(centidegrees: 2507))
+        #expect(later.isEmpty, "the same kinds of measurement need no new discovery")
+        let states = try await world.published(on: "gw/thermo/state")
+        #expect(states.count == 2)
+        #expect(states.first?.contains("25.06") ?? false)
+        #expect(states.last?.contains("25.07") ?? false)
+        let adverts = try await world.published(on: "gw/thermo/advert")
+        #expect(adverts.count == 3, "advert JSON: the first report, the RSSI change, the new data; not the repeat")
+        #expect(adverts[1].contains("\"rssi\":-61"))
+        // The actor's tree hears the newest state once.
+        let unsynced = world.publisher.takeUnsynced()
+        #expect(unsynced.count == 1)
+        #expect(unsynced.first?.state.rssi == -61)
+        #expect(unsynced.first?.state.serviceData[Self.bthomeUUID] == [0x40, 0x02, 0xCB, 0x09])
+        #expect(world.publisher.takeUnsynced().isEmpty)
+    }
+
+    @Test(
+        "within advert_min_interval the newest state and advert wait for a timer the actor runs; then the newest goes out"
+    )
+    func minimumInterval() async throws {
+        let world = World(minimumInterval: .seconds(5))
+        _ = world.report(Self.bthome(centidegrees: 2000))
+        let (_, followUps) = world.report(Self.bthome(centidegrees: 2100))
+        _ = world.report(Self.bthome(centidegrees: 2200))
+        let waits = followUps.map { followUp -> String in
+            switch followUp {
+            case .flushAdvert(let after): "advert \(after)"
+            case .flushState(let after): "state \(after)"
+            case .measurementsDecoded: "measurements"
+            }
+        }
+        #expect(waits.sorted() == ["advert 5.0 seconds", "state 5.0 seconds"])
+        #expect(try await world.published(on: "gw/thermo/state").count == 1)
+        world.clock.advance(by: .seconds(5))
+        #expect(world.publisher.flushState(Self.path, mayPublish: true).isEmpty)
+        world.publisher.flushAdvert(Self.path, mayPublish: true)
+        let states = try await world.published(on: "gw/thermo/state")
+        #expect(states.count == 2)
+        #expect(states.last?.contains("22") ?? false, "the newest state wins: \(states)")
+        #expect(try await world.published(on: "gw/thermo/advert").count == 2)
+    }
+
+    @Test(
+        "once reports are taken in place, an older reading the actor still brings (its stream lags) is not published; its name is"
+    )
+    func actorCannotBringOlderReadings() async throws {
+        let world = World(minimumInterval: .zero)
+        _ = world.report(Self.bthome(centidegrees: 2500) + [.rssi(-60)])
+        var older = BLEDeviceState(path: Self.path, properties: [.address(Self.address), .name("thermo-1")])
+        _ = older.apply(Self.bthome(centidegrees: 2400) + [.rssi(-80)])
+        // As the actor does: it syncs its tree first, then handles the (older) event it took from its stream.
+        #expect(world.publisher.takeUnsynced().count == 1)
+        _ = world.publisher.advertChanged(Self.path, state: older, mayPublish: true)
+        let states = try await world.published(on: "gw/thermo/state")
+        #expect(states.count == 1)
+        #expect(states.first?.contains("25") ?? false)
+        let adverts = try await world.published(on: "gw/thermo/advert")
+        #expect(adverts.count == 2)
+        #expect(adverts.last?.contains("thermo-1") ?? false, "the name the actor brought: \(adverts)")
+        #expect(adverts.last?.contains("\"rssi\":-60") ?? false, "the RSSI of the newest report: \(adverts)")
+    }
+
+    @Test("reports of devices not registered, or registered for the actor's path, are declined and publish nothing")
+    func declinedReports() async throws {
+        let world = World(minimumInterval: .zero, takesReports: false)
+        #expect(!world.report(Self.bthome(centidegrees: 2000)).0)
+        var followUps: [AdvertPublisher.FollowUp] = []
+        #expect(!world.publisher.takeReport("/org/bluez/hci0/dev_00_00_00_00_00_02", [.rssi(-50)]) { followUps += $1 })
+        #expect(followUps.isEmpty)
+        #expect(try await world.published(on: "gw/#").isEmpty)
+        #expect(world.publisher.takeUnsynced().isEmpty)
+        // After unregistering, not even a registered passive device is taken.
+        let passive = World(minimumInterval: .zero)
+        passive.publisher.unregister(Self.path)
+        #expect(!passive.report([.rssi(-50)]).0)
+    }
+}
