@@ -10,7 +10,7 @@ extension BlueZClient {
     static let maxServiceUUIDLength = 64
 
     /// Hands each advertisement report that bluetoothd makes of a device (a `Device1` PropertiesChanged carrying
-    /// only RSSI, TxPower, ManufacturerData and ServiceData) to `handler`, on the D-Bus connection's queue as the
+    /// only RSSI, TxPower, ManufacturerData and ServiceData) to `handler`, on the D-Bus connection's loop as the
     /// signal is dispatched. When `handler` returns true the report is taken and `watch()` does not see it; when
     /// it returns false (or the signal carries anything else) the signal goes on to `watch()` as usual.
     ///

@@ -2,7 +2,7 @@ package import DBus
 
 extension BlueZClient {
     /// Hands each characteristic value that bluetoothd announces on its own (a PropertiesChanged carrying only
-    /// `Value`: a StartNotify notification or the echo of a read) to `handler`, on the D-Bus connection's queue as
+    /// `Value`: a StartNotify notification or the echo of a read) to `handler`, on the D-Bus connection's loop as
     /// the signal is dispatched. When `handler` returns true the value is taken and `watch()` does not see it, so
     /// the object tree keeps no copy of it; when it returns false the signal goes on to `watch()` as usual.
     ///

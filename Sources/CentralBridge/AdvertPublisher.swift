@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// It owns the advert state of every tracked device, so it is the one place this logic lives, called from two
 /// sides: the bridge actor (a device appeared, its name changed, a flush timer fired, …) and, for passive devices
-/// (`connect: never`, no fleet), the D-Bus connection's queue itself (`takeReport`), which is the hot path: an
+/// (`connect: never`, no fleet), the D-Bus connection's loop itself (`takeReport`), which is the hot path: an
 /// advertisement is merged, decoded and handed to the outbox in the same turn that libdbus dispatched it, with no
 /// task or actor hop, and the outbox publishes it in place on that same queue. What only the actor can do (start
 /// a timer, tell Home Assistant discovery about new measurements) comes back as `FollowUp`s, which are rare: a hop
@@ -36,7 +36,7 @@ final class AdvertPublisher: Sendable {
         var stateTopic: String
         var decoder: DecoderSelection
         var bindkey: Bindkey?
-        /// Whether its advertisement reports are taken on the D-Bus queue (a passive device outside a fleet).
+        /// Whether its advertisement reports are taken on the D-Bus loop (a passive device outside a fleet).
         var takesReports: Bool
     }
 
@@ -138,7 +138,7 @@ final class AdvertPublisher: Sendable {
 
     // MARK: - Updates
 
-    /// The D-Bus queue's hot path: an advertisement report of the device at `path`. Returns false (the report goes
+    /// The D-Bus loop's hot path: an advertisement report of the device at `path`. Returns false (the report goes
     /// to the actor as an event) when the device is not one whose reports are taken here.
     func takeReport(
         _ path: String, _ properties: [BLEDeviceProperty], followUps: (String, [FollowUp]) -> Void
@@ -169,7 +169,7 @@ final class AdvertPublisher: Sendable {
         return state.withLock { state in
             guard var device = state.devices[path] else { return [] }
             state.devices[path] = nil
-            // Once the D-Bus queue takes this device's reports, its advertised data and RSSI are newer than any the
+            // Once the D-Bus loop takes this device's reports, its advertised data and RSSI are newer than any the
             // actor can bring: the actor's events come through a stream that may still hold reports from before
             // the device was registered, and publishing one of those would publish an older reading after a newer
             // one. The actor's part is then the rest (names, address); the next report brings the data anyway.
@@ -222,7 +222,7 @@ final class AdvertPublisher: Sendable {
         _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool
     ) -> [FollowUp] {
         var actions: [FollowUp] = []
-        // Sent under the lock, so that the actor and the D-Bus queue cannot reorder two publications of one
+        // Sent under the lock, so that the actor and the D-Bus loop cannot reorder two publications of one
         // device. One by one: offered together, the client corks the socket around them, and measured that costs
         // more CPU per advertisement than the second write it saves.
         var messages: [MQTTMessage] = []

@@ -4,7 +4,7 @@ import MQTTCore
 
 extension CentralBridge {
     /// A tracked device's advert changed (as the actor's tree tells): publish it and its decoded state now, or
-    /// once the minimum interval has passed. Passive devices' reports mostly take the D-Bus queue's path instead
+    /// once the minimum interval has passed. Passive devices' reports mostly take the D-Bus loop's path instead
     /// (see ``AdvertPublisher``).
     func advertChanged(_ path: String) {
         guard devices[path] != nil, let state = tree.devices[path] else { return }
@@ -56,7 +56,7 @@ extension CentralBridge {
         adverts.register(path, registration, state: state)
     }
 
-    /// Applies to the tree what the D-Bus queue's advert path took since: the newest advertised data and RSSI of
+    /// Applies to the tree what the D-Bus loop's advert path took since: the newest advertised data and RSSI of
     /// each passive device, and when it was heard. Called before the actor reads the tree or handles an event, so
     /// it never acts on older data than the advert path published.
     func syncAdverts() {

@@ -164,7 +164,7 @@ extension CentralBridge {
         if acquire {
             do {
                 let publisher = NotificationPublisher(route: route, mqtt: mqtt, store: store, metrics: metrics)
-                // The hang-up is seen on the MQTT client's queue; it reaches the bridge as a job of `run()`.
+                // The hang-up is seen on the MQTT client's loop; it reaches the bridge as a job of `run()`.
                 let jobs = self.jobs
                 let generation = device.socketGeneration
                 let socket = try await central.acquireNotify(

@@ -12,8 +12,8 @@ import Synchronization
 /// One actor owns all state (the central's object tree, the tracked devices, waiters); long operations run as
 /// child tasks of `run()` and report back through actor methods. It talks to the Bluetooth stack only through the
 /// `BLECentral` port and to the broker only through the `MQTTClient` port. Values do not pass through the actor:
-/// notification channels are read and published on the MQTT client's queue, and StartNotify values go from the
-/// central's value sink through the value relay and the outbox to the MQTT client's queue.
+/// notification channels are read and published on the MQTT client's loop, and StartNotify values go from the
+/// central's value sink through the value relay and the outbox to the MQTT client's loop.
 package actor CentralBridge: Service {
     typealias Job = @Sendable () async -> Void
 

@@ -1,6 +1,5 @@
 import BridgeCore
 import DequeModule
-import Dispatch
 import Logging
 import MQTTCore
 import Metrics
@@ -59,7 +58,7 @@ final class Outbox: Sendable {
         if mqtt.publishLoop.inLoop { flush() } else { mqtt.publishLoop.execute { self.flush() } }
     }
 
-    /// Runs on the MQTT client's queue: offers everything queued to the client, in order, until the queue is empty
+    /// Runs on the MQTT client's loop: offers everything queued to the client, in order, until the queue is empty
     /// or the client has no capacity (then the client calls back here when it has).
     private func flush() {
         while true {

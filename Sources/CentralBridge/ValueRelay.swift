@@ -8,9 +8,9 @@ import Synchronization
 /// Publishes characteristic values that arrive as PropertiesChanged (StartNotify notifications and the echo of
 /// reads) to their value topics.
 ///
-/// It is called on the D-Bus connection's queue, straight from the signal tap, so a value costs no hop through the
+/// It is called on the D-Bus connection's loop, straight from the signal tap, so a value costs no hop through the
 /// bridge actor or the task pool: it is decoded there and handed to the outbox, which publishes on the MQTT
-/// client's queue (in place, when the daemon runs the D-Bus connection on that queue). The bridge actor keeps the
+/// client's loop (in place, when the daemon runs the D-Bus connection on that loop). The bridge actor keeps the
 /// routes up to date as devices subscribe.
 final class ValueRelay: Sendable {
     private struct Routes {

@@ -87,8 +87,9 @@ struct CompareRelayRunner {
             let configuration = stage.directory + "/gattway-\(path.rawValue).yaml"
             try BenchWorld.configuration(
                 port: stage.port, devices: 1, qos: .atMostOnce, directory: stage.directory,
-                scanPattern: BenchWorld.address(0))
-                .write(toFile: configuration, atomically: true, encoding: .utf8)
+                scanPattern: BenchWorld.address(0)
+            )
+            .write(toFile: configuration, atomically: true, encoding: .utf8)
             return try BenchProcess(
                 paths.gattway, ["run", "--config", configuration], environment: environment, logPath: log)
         }

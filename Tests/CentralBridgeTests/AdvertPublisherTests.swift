@@ -7,7 +7,7 @@ import Testing
 
 @testable import CentralBridge
 
-/// The advert publisher's rules, driven as the D-Bus queue's hot path drives it (`takeReport`): what is
+/// The advert publisher's rules, driven as the D-Bus loop's hot path drives it (`takeReport`): what is
 /// published, what is left out because nothing changed, and what is handed back to the bridge actor.
 @Suite("Advert publisher")
 struct AdvertPublisherTests {
