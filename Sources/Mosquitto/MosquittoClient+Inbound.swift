@@ -1,8 +1,18 @@
 import Logging
-import MQTTCore
+package import MQTTCore
+import Synchronization
 
 extension MosquittoClient {
+    /// Sets the tap that sees each message first (see `MQTTClient.tapInbound`).
+    package nonisolated func tapInbound(_ tap: @escaping @Sendable (MQTTMessage) -> Bool) {
+        inboundTap.withLock { $0 = tap }
+    }
+
     func messageReceived(_ message: MQTTMessage) {
+        if let tap = inboundTap.withLock({ $0 }), tap(message) {
+            statistics.messagesReceived += 1
+            return
+        }
         inbound.append(message)
         statistics.messagesReceived += 1
         statistics.inboundBufferPeak = max(statistics.inboundBufferPeak, inbound.count)

@@ -1,6 +1,7 @@
 package import BluetoothCore
 package import DBus
 package import Logging
+package import Polling
 import Synchronization
 
 /// The local peripheral's side of BlueZ: a GATT application and an advertisement exported on the bus and
@@ -62,6 +63,18 @@ package final class BlueZGATTServer: GATTServer {
     package func emitValue(characteristic: Int, _ value: [UInt8]) async throws {
         let application = try exported().application
         try await mappingDBusErrors { try await application.emitValue(characteristic: characteristic, value) }
+    }
+
+    /// The bus connection's loop: PropertiesChanged is sent there without a hop when the caller already runs on it.
+    package var emitLoop: PollLoop? { connection.loop }
+
+    package func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws {
+        let application = try exported().application
+        do {
+            try application.emitValueOnLoop(characteristic: characteristic, value)
+        } catch let error as DBusError {
+            throw BlueZError(BlueZErrorName(rawValue: error.name), error.message)
+        }
     }
 
     package func setNotifying(characteristic: Int, _ notifying: Bool) async {
