@@ -60,8 +60,9 @@ package actor MosquittoClient: Service, MQTTClient {
     var subscribeResults: [Int32: [Int32]] = [:]
 
     var inbound = InboundQueue()
-    /// Sees each received message before `inbound` does, on the loop (`tapInbound`).
-    nonisolated let inboundTap = Mutex<(@Sendable (MQTTMessage) -> Bool)?>(nil)
+    /// Sees each received message before `inbound` does, on the loop (`tapInbound`). Boxed: a function stored in a
+    /// generic container is re-abstracted on every read, and the thunks pile up.
+    nonisolated let inboundTap = Mutex<InboundTap?>(nil)
     var readsPaused = false
     var pauseStarted: ContinuousClock.Instant?
 
