@@ -91,10 +91,19 @@ package final class BlueZGATTServer: GATTServer {
         defer { releaseSink.withLock { $0 = nil } }
         try await mappingDBusErrors {
             let owners = try await connection.nameOwnerChanges(of: BlueZName.service)
-            let changes = try await connection.signals(
+            // Devices change properties all the time (RSSI, advertising data): only `Connected` turning false
+            // matters here, so each change is looked at in place on the bus's loop and left to the other
+            // listeners, instead of being decoded and handed to a task of its own.
+            let disconnections = try await connection.tapMessages(
                 matching: DBusMatchRule(
                     sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
-                    arg0: BlueZName.device))
+                    arg0: BlueZName.device)
+            ) { message in
+                if message.changedBoolean(ofInterface: BlueZName.device, property: "Connected") == false {
+                    onEvent(.centralDisconnected(device: message.path))
+                }
+                return false
+            }
             let removals = try await connection.signals(
                 matching: DBusMatchRule(
                     sender: BlueZName.service, interface: BlueZName.objectManager, member: "InterfacesRemoved"))
@@ -104,13 +113,6 @@ package final class BlueZGATTServer: GATTServer {
                     for await change in owners { onEvent(change.newOwner == nil ? .stackGone : .stackAppeared) }
                 }
                 group.addTask {
-                    for await signal in changes {
-                        if let device = Self.disconnectedDevice(propertiesChanged: signal) {
-                            onEvent(.centralDisconnected(device: device))
-                        }
-                    }
-                }
-                group.addTask {
                     for await signal in removals {
                         if let device = Self.removedDevice(interfacesRemoved: signal) {
                             onEvent(.centralDisconnected(device: device))
@@ -118,16 +120,8 @@ package final class BlueZGATTServer: GATTServer {
                     }
                 }
             }
+            await connection.removeTap(disconnections)
         }
-    }
-
-    /// The device of a `PropertiesChanged(Device1, {Connected: false})`.
-    static func disconnectedDevice(propertiesChanged signal: DBusSignal) -> String? {
-        guard signal.arguments.count >= 2, signal.arguments[0].string == BlueZName.device,
-            let changed = signal.arguments[1].stringKeyedDictionary,
-            changed["Connected"]?.variantValue.bool == false
-        else { return nil }
-        return signal.path
     }
 
     /// The device of an `InterfacesRemoved(path, [..., Device1, ...])`.
