@@ -244,8 +244,8 @@ package final class GATTApplicationExport: Sendable {
     package func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws {
         let path = characteristicPaths[characteristic]
         try connection.assumeIsolated { connection in
-            try connection.propertiesChanged(
-                path: path, interface: BlueZName.gattCharacteristic, changed: ["Value": .bytes(value)])
+            try connection.emitByteArrayChange(
+                path: path, interface: BlueZName.gattCharacteristic, property: "Value", value: value)
         }
     }
 
