@@ -89,7 +89,9 @@ package struct NotifySubscriberStateMachine<Instant: InstantProtocol>: Sendable 
     /// A new value of the characteristic.
     package mutating func valueOffered(_ value: [UInt8], at now: Instant) -> NotifyQueue.Offer {
         guard !closed else { return .queued }
-        let offer = queue.offer(value)
+        // The value in flight is first in the queue: a dropping policy must not take it (it would count a value
+        // that is being sent as dropped, and the removal of the sent value would then take the new one).
+        let offer = inFlight ? queue.offerBehindFirst(value) : queue.offer(value)
         switch offer {
         case .queued: break
         case .full: if holdingSince == nil { holdingSince = now }

@@ -62,6 +62,22 @@ import Testing
         #expect(!closed.canSendAtOnce)
     }
 
+    /// A value offered while another is being sent is never the one a dropping policy loses: the one in flight
+    /// is sent and counted as sent, the policy applies to what waits behind it.
+    @Test(arguments: [NotifyQueue.Policy.latest, .dropOldest])
+    func aValueOfferedWhileAnotherIsBeingSentIsSentNext(policy: NotifyQueue.Policy) {
+        var machine = Machine(indicates: false, capacity: 1, policy: policy, limits: limits)
+        _ = machine.valueOffered([1], at: t0)
+        #expect(machine.nextAction(at: t0) == .send([1]))
+        #expect(machine.valueOffered([2], at: t0) == .queued)
+        #expect(machine.valueOffered([3], at: t0) == .dropped(1))
+        machine.valueSent(at: t0)
+        #expect(machine.nextAction(at: t0) == .send([3]))
+        machine.valueSent(at: t0)
+        #expect(machine.snapshot.notifications == 2)
+        #expect(machine.snapshot.dropped == 1)
+    }
+
     @Test func aFullLinkKeepsTheValueUntilItIsWritable() {
         var machine = Machine(indicates: false, capacity: 4, policy: .backpressure, limits: limits)
         _ = machine.valueOffered([1], at: t0)
