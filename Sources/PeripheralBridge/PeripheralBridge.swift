@@ -7,9 +7,12 @@ import ServiceLifecycle
 
 /// The local peripheral: a GATT application and an advertisement registered with the stack, fed from MQTT.
 ///
-/// One actor owns the registration state; the hot path (MQTT message → channel → subscriber queues) does not pass
-/// through it. Every subscriber (a central's notification link, a StartNotify session) runs in its own child task of
-/// the bridge's task group, so a slow or silent central waits only in its own task. It uses its own MQTT
+/// One actor owns the registration state; the hot path (MQTT message → channel → subscriber) does not pass through
+/// it. When the MQTT client delivers on the loop the stack's values are sent from, a value for idle subscribers is
+/// sent there in the turn that read it (``SourceFastPath``); everything else goes through the single consumer of
+/// `messages` into the subscribers' queues. Every subscriber (a central's notification link, a StartNotify session)
+/// runs in its own child task of the bridge's task group, which sends what waits, so a slow or silent central waits
+/// only in its own task. It uses its own MQTT
 /// connection, so a backpressure pause here never stalls the central bridge. It sees the stack only through the
 /// `GATTServer` port and takes all its time from an injected clock.
 package actor PeripheralBridge: Service {

@@ -46,20 +46,23 @@ final class BlueZNotificationLink: GATTNotificationLink {
 
     /// On the loop: watches the socket for bluetoothd's confirmations and its close (and writability if armed).
     private func startWatching() {
-        state.withLock { state in
-            guard !state.closed, state.watch == nil else { return }
+        let failed = state.withLock { state -> (@Sendable (GATTNotificationLinkEvent) -> Void)? in
+            guard !state.closed, state.watch == nil else { return nil }
             do {
                 let watch = try loop.watch(
                     fd, readable: { [weak self] in self?.readable() }, writable: { [weak self] in self?.writable() })
                 watch.setInterest(read: true, write: state.writeArmed)
                 state.watch = watch
+                return nil
             } catch {
-                // Out of descriptors: the link cannot learn of confirmations or of its end, so it ends now; the
-                // subscriber's task sees it closed at its next send.
+                // Out of descriptors: the link could not learn of confirmations or of its end, so it ends now.
                 state.closed = true
                 _ = Glibc.close(fd)
+                defer { state.handler = nil }
+                return state.handler
             }
         }
+        failed?(.closed)
     }
 
     /// Sends under the lock: once the link is closed its descriptor number may belong to something else.
