@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "MosquittoTests",
             dependencies: [
-                "Mosquitto", "MQTTCore", "TestWorld",
+                "Mosquitto", "MQTTCore", "Polling", "TestWorld",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -34,5 +34,10 @@ final class ConditionWaiters: Sendable {
 /// A condition a test awaited did not hold in time.
 package struct ConditionTimeout: Error, CustomStringConvertible {
     package let what: String
+
+    package init(what: String) {
+        self.what = what
+    }
+
     package var description: String { "\(what) did not happen in time" }
 }

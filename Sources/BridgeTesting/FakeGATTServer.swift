@@ -1,4 +1,5 @@
 package import BluetoothCore
+package import Polling
 import Synchronization
 
 /// The stack's side of the local peripheral in memory: it records registrations and StartNotify values, and lets a
@@ -10,6 +11,8 @@ package final class FakeGATTServer: GATTServer {
         var applicationRegistered = false
         var advertisementRegistered = false
         var emitted: [Int: [[UInt8]]] = [:]
+        /// For each emitted value, whether it was emitted on `emitLoop` (synchronously, from the loop's thread).
+        var emittedOnLoop: [Int: [Bool]] = [:]
         var notifying: [Int: Bool] = [:]
         var onEvent: (@Sendable (GATTServerEvent) -> Void)?
         var watchEnd: CheckedContinuation<Void, Never>?
@@ -20,9 +23,14 @@ package final class FakeGATTServer: GATTServer {
     /// Whether the stack is there when the bridge starts watching.
     private let presentAtStart: Bool
 
-    package init(stackPresent: Bool = true) {
+    /// `emitLoop`: the loop `emitValueOnLoop` runs on (the loop of the peripheral's MQTT client, to test the
+    /// synchronous way); nil for a server that only emits the awaitable way.
+    package init(stackPresent: Bool = true, emitLoop: PollLoop? = nil) {
         presentAtStart = stackPresent
+        self.emitLoop = emitLoop
     }
+
+    package let emitLoop: PollLoop?
 
     package func export(
         application: GATTLocalApplication, advertisement: GATTAdvertisement, handler: any GATTServerHandler
@@ -41,7 +49,19 @@ package final class FakeGATTServer: GATTServer {
     }
 
     package func emitValue(characteristic: Int, _ value: [UInt8]) async throws {
-        changing { $0.emitted[characteristic, default: []].append(value) }
+        changing { state in
+            state.emitted[characteristic, default: []].append(value)
+            state.emittedOnLoop[characteristic, default: []].append(false)
+        }
+    }
+
+    package func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws {
+        guard let emitLoop else { preconditionFailure("emitValueOnLoop on a server without an emit loop") }
+        emitLoop.checkIsolated()
+        changing { state in
+            state.emitted[characteristic, default: []].append(value)
+            state.emittedOnLoop[characteristic, default: []].append(true)
+        }
     }
 
     package func setNotifying(characteristic: Int, _ notifying: Bool) async {
@@ -79,6 +99,10 @@ package final class FakeGATTServer: GATTServer {
     package var isApplicationRegistered: Bool { state.withLock { $0.applicationRegistered } }
     package var isAdvertising: Bool { state.withLock { $0.advertisementRegistered } }
     package func emitted(characteristic: Int) -> [[UInt8]] { state.withLock { $0.emitted[characteristic] ?? [] } }
+    /// For each value of ``emitted(characteristic:)``, whether it went the synchronous way, on `emitLoop`.
+    package func emittedOnLoop(characteristic: Int) -> [Bool] {
+        state.withLock { $0.emittedOnLoop[characteristic] ?? [] }
+    }
     package func isNotifying(characteristic: Int) -> Bool { state.withLock { $0.notifying[characteristic] ?? false } }
 
     /// The handler the bridge exported; fails when it has not exported yet.
@@ -98,7 +122,7 @@ package final class FakeGATTServer: GATTServer {
     package func acquireNotify(
         characteristic: Int, device: String, mtu: Int = 23, capacity: Int = .max
     ) async throws -> FakeNotificationLink {
-        let link = FakeNotificationLink(device: device, mtu: mtu, capacity: capacity)
+        let link = FakeNotificationLink(device: device, mtu: mtu, capacity: capacity, loop: emitLoop)
         try await handler.acquireNotify(
             characteristic: characteristic, options: GATTRequestOptions(device: device, mtu: mtu), link: link)
         return link

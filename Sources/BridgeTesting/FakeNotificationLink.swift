@@ -1,4 +1,5 @@
 package import BluetoothCore
+package import Polling
 import Synchronization
 
 /// A central's notification link in memory: it holds up to `capacity` values the central has not taken yet (then
@@ -12,6 +13,7 @@ package final class FakeNotificationLink: GATTNotificationLink {
         var handler: (@Sendable (GATTNotificationLinkEvent) -> Void)?
         var inFlight: [[UInt8]] = []
         var delivered: [[UInt8]] = []
+        var sentOnLoop: [Bool] = []
         var capacity: Int
         var reportedFull = false
         var closed = false
@@ -19,8 +21,12 @@ package final class FakeNotificationLink: GATTNotificationLink {
 
     private let state: Mutex<State>
 
-    package init(device: String?, mtu: Int = 23, capacity: Int = .max) {
+    /// The loop the peripheral may send from synchronously (``sentOnLoop`` tells which values it did).
+    private let loop: PollLoop?
+
+    package init(device: String?, mtu: Int = 23, capacity: Int = .max, loop: PollLoop? = nil) {
         self.device = device
+        self.loop = loop
         maximumValueLength = max(1, min(mtu - 3, 512))
         state = Mutex(State(capacity: capacity))
     }
@@ -31,6 +37,7 @@ package final class FakeNotificationLink: GATTNotificationLink {
     }
 
     package func send(_ value: [UInt8]) -> GATTLinkSendResult {
+        let onLoop = loop?.inLoop ?? false
         let result = state.withLock { state -> GATTLinkSendResult in
             if state.closed { return .closed }
             guard state.inFlight.count < state.capacity else {
@@ -38,6 +45,7 @@ package final class FakeNotificationLink: GATTNotificationLink {
                 return .full
             }
             state.inFlight.append(value)
+            state.sentOnLoop.append(onLoop)
             return .sent
         }
         waiters.changed()
@@ -53,6 +61,9 @@ package final class FakeNotificationLink: GATTNotificationLink {
     package var isStarted: Bool { state.withLock { $0.handler != nil } }
     /// Values sent into the link and not yet taken by the central.
     package var pending: [[UInt8]] { state.withLock { $0.inFlight } }
+    /// For each value sent into the link, in order, whether it was sent on the loop (synchronously, as the MQTT
+    /// message arrived) rather than by the subscriber's task.
+    package var sentOnLoop: [Bool] { state.withLock { $0.sentOnLoop } }
     /// Values the central took (``drain(_:)``), in order.
     package var delivered: [[UInt8]] { state.withLock { $0.delivered } }
 

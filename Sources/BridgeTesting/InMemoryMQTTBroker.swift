@@ -1,5 +1,6 @@
 import DequeModule
 package import MQTTCore
+import Polling
 import Synchronization
 
 /// A broker in memory for the bridges' unit tests: real topic-filter matching (`MQTTTopicFilter`), retained
@@ -25,6 +26,9 @@ package final class InMemoryMQTTBroker: Sendable {
         var offlineQueue: [MQTTMessage] = []
         var will: MQTTMessage?
         var stopped = false
+        /// The client's inbound tap and its loop: every delivery then goes through that loop, in order, and is
+        /// buffered only when the tap leaves it.
+        var tap: (loop: PollLoop, take: @Sendable (MQTTMessage) -> Bool)?
     }
 
     struct LogWaiter {
@@ -143,6 +147,18 @@ package final class InMemoryMQTTBroker: Sendable {
     }
 
     func deliver(_ message: MQTTMessage, to clientID: String, in state: inout State) {
+        if let tap = state.sessions[clientID]?.tap {
+            tap.loop.execute { [self] in
+                if tap.take(message) { return }
+                self.state.withLock { buffer(message, for: clientID, in: &$0) }
+            }
+            return
+        }
+        buffer(message, for: clientID, in: &state)
+    }
+
+    /// Hands `message` to the client's waiting consumer, or keeps it for the next one.
+    private func buffer(_ message: MQTTMessage, for clientID: String, in state: inout State) {
         guard var session = state.sessions[clientID] else { return }
         if let waiter = session.inboundWaiter {
             session.inboundWaiter = nil

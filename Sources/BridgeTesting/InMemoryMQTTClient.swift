@@ -62,6 +62,12 @@ package final class InMemoryMQTTClient: MQTTClient {
         broker.state.withLock { $0.sessions[id]?.subscriptions.removeAll { $0.filter == parsed } }
     }
 
+    /// From now on every message for this client goes through `publishLoop` to `tap` first (see the port).
+    package func tapInbound(_ tap: @escaping @Sendable (MQTTMessage) -> Bool) {
+        let loop = publishLoop
+        broker.state.withLock { $0.sessions[id]?.tap = (loop, tap) }
+    }
+
     package func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> MQTTQueuePublishResult {

@@ -31,6 +31,13 @@ package protocol MQTTClient: AnyObject, Sendable {
     /// Received messages, in order, with the client's inbound backpressure. Single consumer.
     var messages: MQTTInboundStream { get }
 
+    /// Hands every received message first to `tap`, on `publishLoop`, in order of arrival, before it is buffered
+    /// for `messages`: a message `tap` returns true for is consumed there (it never reaches `messages`); one it
+    /// returns false for is buffered as usual. The tap must keep the order itself: once it left a message to
+    /// `messages`, it may take no later one until that one has been consumed. One tap per client; set it before the
+    /// client runs so no message passes it.
+    func tapInbound(_ tap: @escaping @Sendable (MQTTMessage) -> Bool)
+
     /// Link changes. Single consumer.
     var connectionEvents: AsyncStream<MQTTConnectionEvent> { get }
 

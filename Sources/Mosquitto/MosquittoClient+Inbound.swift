@@ -1,8 +1,19 @@
 import Logging
-import MQTTCore
+package import MQTTCore
+import Synchronization
 
 extension MosquittoClient {
+    /// Sets the tap that sees each message first (see `MQTTClient.tapInbound`).
+    package nonisolated func tapInbound(_ tap: @escaping @Sendable (MQTTMessage) -> Bool) {
+        let box = InboundTap(take: tap)
+        inboundTap.withLock { $0 = box }
+    }
+
     func messageReceived(_ message: MQTTMessage) {
+        if let tap = inboundTap.withLock({ $0 }), tap.take(message) {
+            statistics.messagesReceived += 1
+            return
+        }
         inbound.append(message)
         statistics.messagesReceived += 1
         statistics.inboundBufferPeak = max(statistics.inboundBufferPeak, inbound.count)
@@ -49,5 +60,14 @@ extension MosquittoClient {
         if let pauseStarted { statistics.timePaused += ContinuousClock.now - pauseStarted }
         pauseStarted = nil
         socketWatch?.resumeReading()
+    }
+}
+
+/// The inbound tap, held in a class so that reading it out of its lock hands out the same function every time.
+final class InboundTap: Sendable {
+    let take: @Sendable (MQTTMessage) -> Bool
+
+    init(take: @escaping @Sendable (MQTTMessage) -> Bool) {
+        self.take = take
     }
 }

@@ -3,6 +3,7 @@ package import Logging
 package import MQTTCore
 package import Polling
 import ServiceLifecycle
+import Synchronization
 
 /// An MQTT client over libmosquitto, driven by Gattway's own loop; a `Service` whose `run()` keeps the link up.
 ///
@@ -59,6 +60,9 @@ package actor MosquittoClient: Service, MQTTClient {
     var subscribeResults: [Int32: [Int32]] = [:]
 
     var inbound = InboundQueue()
+    /// Sees each received message before `inbound` does, on the loop (`tapInbound`). Boxed: a function stored in a
+    /// generic container is re-abstracted on every read, and the thunks pile up.
+    nonisolated let inboundTap = Mutex<InboundTap?>(nil)
     var readsPaused = false
     var pauseStarted: ContinuousClock.Instant?
 

@@ -42,8 +42,11 @@ final class CharacteristicChannel: Sendable {
     /// Sets the value and queues it for every subscriber, without waiting. False when backpressure applies and
     /// some subscriber's queue is full: nothing was queued, and the caller must `deliver` (which waits).
     ///
+    /// `sendingAtOnce` (only on the loop the MQTT client delivers on, see ``SourceFastPath``): an idle subscriber
+    /// is sent the value right here instead of having it queued for its task.
+    ///
     /// Synchronous on purpose: the common case costs no task switch on the MQTT consumer's hot path.
-    func offerNow(_ value: [UInt8]) -> Bool {
+    func offerNow(_ value: [UInt8], sendingAtOnce: Bool = false) -> Bool {
         state.withLock { state -> Bool in
             state.value = value
             let subscribers = state.subscribers.values
@@ -53,9 +56,17 @@ final class CharacteristicChannel: Sendable {
                 for subscriber in subscribers where !subscriber.hasRoom { subscriber.producerWaited() }
                 return false
             }
-            for subscriber in subscribers { _ = subscriber.offer(value) }
+            for subscriber in subscribers {
+                if sendingAtOnce { subscriber.offerOnLoop(value) } else { _ = subscriber.offer(value) }
+            }
             return true
         }
+    }
+
+    /// Whether ``offerNow(_:sendingAtOnce:)`` would take a value now (no full queue holds it under backpressure).
+    var hasRoomForProducer: Bool {
+        guard configuration.whenFull == .backpressure else { return true }
+        return state.withLock { state in state.subscribers.values.allSatisfy(\.hasRoom) }
     }
 
     /// Like ``offerNow(_:)``, but waits for room under backpressure (until the task is cancelled).

@@ -63,6 +63,47 @@ final class NotifySubscriber: Sendable {
         return offer
     }
 
+    /// Offers `value` on the loop the values arrive on: an idle subscriber (nothing queued, in flight or awaiting a
+    /// confirmation, its link with room) is sent it at once, with no wake of its task; otherwise it is queued for
+    /// the task as ``offer(_:)`` does.
+    func offerOnLoop(_ value: [UInt8]) {
+        let now = clock.now
+        let atOnce = machine.withLock { machine -> Bool in
+            guard machine.canSendAtOnce else { return false }
+            machine.valueSendingAtOnce(value, at: now)
+            return true
+        }
+        if atOnce { sendAtOnce(value, at: now) } else { _ = offer(value) }
+    }
+
+    /// Sends the value ``offerOnLoop(_:)`` put in flight, and reports the outcome as the task does after a send.
+    private func sendAtOnce(_ value: [UInt8], at now: BridgeClock.Instant) {
+        switch outlet {
+        case .link(let link):
+            let cut = value.count > link.maximumValueLength
+            let result = link.send(cut ? Array(value.prefix(link.maximumValueLength)) : value)
+            machine.withLock { machine in
+                switch result {
+                case .sent: machine.valueSent(at: now, cut: cut)
+                case .full: machine.linkReportedFull()
+                case .closed: machine.linkClosed()
+                }
+            }
+            // The task takes over: it times the stall of a full link, or ends with a closed one.
+            if result != .sent { wake.signal() }
+        case .startNotify(let server, let characteristic):
+            let cut = value.count > 512
+            do {
+                try server.emitValueOnLoop(characteristic: characteristic, cut ? Array(value.prefix(512)) : value)
+            } catch {
+                logger.debug(
+                    "peripheral.notify.emit_failed",
+                    metadata: ["characteristic": "\(characteristicName)", "error": "\(error)"])
+            }
+            machine.withLock { $0.valueSent(at: now, cut: cut) }
+        }
+    }
+
     /// The producer waits for this subscriber's room (it offered nothing).
     func producerWaited() {
         let now = clock.now

@@ -7,9 +7,12 @@ import ServiceLifecycle
 
 /// The local peripheral: a GATT application and an advertisement registered with the stack, fed from MQTT.
 ///
-/// One actor owns the registration state; the hot path (MQTT message → channel → subscriber queues) does not pass
-/// through it. Every subscriber (a central's notification link, a StartNotify session) runs in its own child task of
-/// the bridge's task group, so a slow or silent central waits only in its own task. It uses its own MQTT
+/// One actor owns the registration state; the hot path (MQTT message → channel → subscriber) does not pass through
+/// it. When the MQTT client delivers on the loop the stack's values are sent from, a value for idle subscribers is
+/// sent there in the turn that read it (``SourceFastPath``); everything else goes through the single consumer of
+/// `messages` into the subscribers' queues. Every subscriber (a central's notification link, a StartNotify session)
+/// runs in its own child task of the bridge's task group, which sends what waits, so a slow or silent central waits
+/// only in its own task. It uses its own MQTT
 /// connection, so a backpressure pause here never stalls the central bridge. It sees the stack only through the
 /// `GATTServer` port and takes all its time from an injected clock.
 package actor PeripheralBridge: Service {
@@ -27,6 +30,9 @@ package actor PeripheralBridge: Service {
     let values: PeripheralValueStore
     /// Each channel's key in `values` (service/characteristic UUID), by channel id.
     let valueKeys: [String]
+    /// The synchronous way of source values, when the MQTT client delivers on the loop the stack's values are sent
+    /// from (nil otherwise: every message goes through the consumer).
+    let fastPath: SourceFastPath?
     /// Subscribers to run and the shutdown request, for the task group's owner (``run()``).
     private let controls: AsyncStream<Control>
     private let controlSink: AsyncStream<Control>.Continuation
@@ -92,7 +98,8 @@ package actor PeripheralBridge: Service {
         self.channels = channels
         self.valueKeys = valueKeys
         application = GATTLocalApplication(services: services)
-        values = PeripheralValueStore(directory: configuration.stateDirectory, logger: logger)
+        let values = PeripheralValueStore(directory: configuration.stateDirectory, logger: logger)
+        self.values = values
         var bySource: [String: [CharacteristicChannel]] = [:]
         for channel in channels {
             if let topic = channel.configuration.sourceTopic { bySource[topic, default: []].append(channel) }
@@ -104,6 +111,16 @@ package actor PeripheralBridge: Service {
             subscriptions: (Array(bySource.keys) + [topics.bridgeRequestFilter]).compactMap {
                 try? MQTTTopicFilter($0)
             })
+        if let loop = server.emitLoop, loop === mqtt.publishLoop {
+            let fastPath = SourceFastPath(
+                channelsBySource: bySource, sourceLimit: configuration.mqtt.payloadLimits.source, values: values,
+                valueKeys: valueKeys)
+            // Set before the client runs, so that every message passes the tap and the order it keeps is complete.
+            mqtt.tapInbound { fastPath.take($0) }
+            self.fastPath = fastPath
+        } else {
+            fastPath = nil
+        }
         let qos = MQTTQoS(rawValue: UInt8(clamping: configuration.mqtt.qos)) ?? .atLeastOnce
         status = PeripheralStatusReporter(channels: channels, topic: topics.base + "/peripheral/status")
         (controls, controlSink) = AsyncStream.makeStream(of: Control.self)
@@ -249,42 +266,47 @@ package actor PeripheralBridge: Service {
         }
     }
 
-    /// The single consumer: a channel under backpressure suspends it, which pauses the MQTT socket reads.
+    /// The single consumer of what the fast path leaves (of every message, without a fast path): a channel under
+    /// backpressure suspends it, which pauses the MQTT socket reads.
     private func consumeMessages() async {
-        let advertiseTopic = topics.bridgeRequest("advertise")
         for await message in mqtt.messages {
             if Task.isCancelled { return }
-            if let channels = channelsBySource[message.topic] {
-                let size = message.oversizePayloadLength ?? message.payload.count
-                guard size <= payloadLimits.source else {
-                    refuseSource(
-                        message, reason: "oversize", channel: nil,
-                        "the payload has \(size) bytes; at most \(payloadLimits.source) are accepted")
+            await handle(message)
+            fastPath?.consumerHandled()
+        }
+    }
+
+    private func handle(_ message: MQTTMessage) async {
+        if let channels = channelsBySource[message.topic] {
+            let size = message.oversizePayloadLength ?? message.payload.count
+            guard size <= payloadLimits.source else {
+                refuseSource(
+                    message, reason: "oversize", channel: nil,
+                    "the payload has \(size) bytes; at most \(payloadLimits.source) are accepted")
+                return
+            }
+            for channel in channels {
+                let value: [UInt8]
+                do {
+                    value = try channel.configuration.codec.encode(payload: message.payload)
+                } catch {
+                    refuseSource(message, reason: "unencodable", channel: channel, "\(error)")
                     continue
                 }
-                for channel in channels {
-                    let value: [UInt8]
-                    do {
-                        value = try channel.configuration.codec.encode(payload: message.payload)
-                    } catch {
-                        refuseSource(message, reason: "unencodable", channel: channel, "\(error)")
-                        continue
-                    }
-                    // Never cut silently: a value the characteristic cannot hold is refused whole.
-                    let maximum = min(channel.configuration.maxLength, 512)
-                    guard value.count <= maximum else {
-                        refuseSource(
-                            message, reason: "too_long", channel: channel,
-                            "the value has \(value.count) bytes; the characteristic holds at most \(maximum)")
-                        continue
-                    }
-                    values.set(value, for: valueKeys[channel.id])
-                    if !channel.offerNow(value) { await channel.deliver(value) }
+                // Never cut silently: a value the characteristic cannot hold is refused whole.
+                let maximum = min(channel.configuration.maxLength, 512)
+                guard value.count <= maximum else {
+                    refuseSource(
+                        message, reason: "too_long", channel: channel,
+                        "the value has \(value.count) bytes; the characteristic holds at most \(maximum)")
+                    continue
                 }
-            } else if message.topic == advertiseTopic {
-                guard await admitRequest(message) else { continue }
-                await handleAdvertiseRequest(message)
+                values.set(value, for: valueKeys[channel.id])
+                if !channel.offerNow(value) { await channel.deliver(value) }
             }
+        } else if message.topic == topics.bridgeRequest("advertise") {
+            guard await admitRequest(message) else { return }
+            await handleAdvertiseRequest(message)
         }
     }
 

@@ -161,7 +161,10 @@ extension RunCommand {
         // A small inbound buffer so a full notification queue pauses socket reads soon (memory stays flat).
         options.inboundBuffer = .init(highWater: 64, lowWater: 16)
         options.receiveMaximum = 32
-        let client = try MosquittoClient(options: options, logger: Logger(label: "gattway.mqtt.peripheral"))
+        // Its own connection, on the bus's loop: a value is read from the broker and sent into a notification link
+        // (or emitted as PropertiesChanged) in one turn of one thread.
+        let client = try MosquittoClient(
+            options: options, logger: Logger(label: "gattway.mqtt.peripheral"), loop: bus.loop)
         let logger = Logger(label: "gattway.peripheral")
         let peripheral = PeripheralBridge(
             configuration: configuration, server: BlueZGATTServer(connection: bus, logger: logger), mqtt: client,

@@ -41,14 +41,16 @@ struct PeripheralBridgeHarness {
     }
 
     let broker = InMemoryMQTTBroker()
-    let server = FakeGATTServer()
+    let server: FakeGATTServer
     let clock = ManualClock()
     let mqtt: InMemoryMQTTClient
     /// A second client, as a user of the broker: publishes source values.
     let user: InMemoryMQTTClient
     let bridge: PeripheralBridge
 
-    init(whenFull: String = "backpressure", maxConnections: Int = 4) throws {
+    /// `fastPath`: the fake stack emits on the MQTT client's loop, as the daemon's bus does, so source values take
+    /// the synchronous way where they can; otherwise every value goes through the bridge's consumer.
+    init(whenFull: String = "backpressure", maxConnections: Int = 4, fastPath: Bool = false) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("peripheral-bridge-\(UUID())")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -56,6 +58,7 @@ struct PeripheralBridgeHarness {
             yaml: Self.yaml(stateDirectory: directory, whenFull: whenFull, maxConnections: maxConnections))
         mqtt = broker.makeClient(id: "gattway-peripheral")
         user = broker.makeClient(id: "user")
+        server = FakeGATTServer(emitLoop: fastPath ? mqtt.publishLoop : nil)
         var logger = Logger(label: "gattway.peripheral.test")
         logger.logLevel = .critical
         bridge = PeripheralBridge(
@@ -102,4 +105,16 @@ extension FakeNotificationLink {
     }
 
     var texts: [String] { (delivered + pending).map { String(decoding: $0, as: UTF8.self) } }
+}
+
+extension PeripheralBridgeHarness {
+    /// Waits (at most 30 s of real time) until the characteristic's subscribers have counted `count` notifications
+    /// sent: then no value is in flight any more.
+    func waitForNotifications(_ count: Int, of characteristic: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await bridge.channels[characteristic].snapshot.notifications < count {
+            guard ContinuousClock.now < deadline else { throw ConditionTimeout(what: "\(count) notifications") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
 }

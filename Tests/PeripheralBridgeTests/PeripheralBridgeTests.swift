@@ -14,8 +14,9 @@ struct PeripheralBridgeTests {
 
     /// Fault 5: a central that drains characteristic a slowly holds the one MQTT connection under backpressure, but
     /// only until the stall limit; then it is dropped and counted, and the other central gets b's value.
-    @Test func aSlowCentralIsDroppedAtTheStallLimitAndAnotherCentralGetsItsValue() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aSlowCentralIsDroppedAtTheStallLimitAndAnotherCentralGetsItsValue(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let slow = try await harness.server.acquireNotify(
                 characteristic: Harness.a, device: Harness.phone, capacity: 1)
@@ -38,8 +39,9 @@ struct PeripheralBridgeTests {
     }
 
     /// Under a drop policy nobody waits: b's value arrives at once, the slow central stays and loses old values.
-    @Test func underADropPolicyASlowCentralLosesValuesButHoldsNobody() async throws {
-        let harness = try Harness(whenFull: "drop_oldest")
+    @Test(arguments: [false, true])
+    func underADropPolicyASlowCentralLosesValuesButHoldsNobody(fastPath: Bool) async throws {
+        let harness = try Harness(whenFull: "drop_oldest", fastPath: fastPath)
         try await harness.run {
             let slow = try await harness.server.acquireNotify(
                 characteristic: Harness.a, device: Harness.phone, capacity: 1)
@@ -59,8 +61,9 @@ struct PeripheralBridgeTests {
 
     /// A central that never confirms its indications is dropped once values wait behind the unconfirmed one for
     /// the stall limit; a central that confirms keeps getting every value.
-    @Test func aCentralThatNeverConfirmsIndicationsIsDroppedAndTheConfirmingOneGoesOn() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aCentralThatNeverConfirmsIndicationsIsDroppedAndTheConfirmingOneGoesOn(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let silent = try await harness.server.acquireNotify(characteristic: Harness.c, device: Harness.phone)
             let confirming = try await harness.server.acquireNotify(characteristic: Harness.c, device: Harness.tablet)
@@ -80,8 +83,9 @@ struct PeripheralBridgeTests {
 
     /// The StartNotify path: one session per characteristic emits each value through the stack, and StopNotify
     /// ends it (later values are not emitted).
-    @Test func aStartNotifySessionEmitsValuesUntilStopped() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aStartNotifySessionEmitsValuesUntilStopped(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let handler = try harness.handler()
             try await handler.startNotify(characteristic: Harness.a)
@@ -104,8 +108,9 @@ struct PeripheralBridgeTests {
 
     /// An indication the StartNotify way waits for the stack's Confirm() before the next value goes; a Confirm()
     /// confirms nothing a central's socket sent.
-    @Test func aStartNotifyIndicationWaitsForConfirm() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aStartNotifyIndicationWaitsForConfirm(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let handler = try harness.handler()
             let socket = try await harness.server.acquireNotify(characteristic: Harness.c, device: Harness.phone)
@@ -127,8 +132,9 @@ struct PeripheralBridgeTests {
 
     /// A StartNotify session whose indications are never confirmed is dropped like a socket, and the stack is told
     /// it no longer notifies; the next StartNotify opens a new session.
-    @Test func anUnconfirmedStartNotifySessionIsDroppedAndCanStartAgain() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func anUnconfirmedStartNotifySessionIsDroppedAndCanStartAgain(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let handler = try harness.handler()
             try await handler.startNotify(characteristic: Harness.c)
@@ -148,8 +154,9 @@ struct PeripheralBridgeTests {
 
     /// A prepared write arrives as bluetoothd sends it: an authorize check (published as nothing), then the joined
     /// value in one call, published once.
-    @Test func aPreparedWriteIsPublishedOnceWhole() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aPreparedWriteIsPublishedOnceWhole(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let handler = try harness.handler()
             let value = [UInt8](0..<60)
@@ -175,8 +182,9 @@ struct PeripheralBridgeTests {
     }
 
     /// Advertising stops at max_connections and comes back when the stack reports the central disconnected.
-    @Test func advertisingResumesWhenTheStackReportsTheCentralGone() async throws {
-        let harness = try Harness(maxConnections: 1)
+    @Test(arguments: [false, true])
+    func advertisingResumesWhenTheStackReportsTheCentralGone(fastPath: Bool) async throws {
+        let harness = try Harness(maxConnections: 1, fastPath: fastPath)
         try await harness.run {
             try await harness.server.wait(for: "advertising") { $0.isAdvertising }
             _ = try await harness.handler().readValue(
@@ -188,8 +196,9 @@ struct PeripheralBridgeTests {
     }
 
     /// bluetoothd going away closes every link; its return registers the application again.
-    @Test func aStackRestartClosesLinksAndRegistersAgain() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aStackRestartClosesLinksAndRegistersAgain(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let link = try await harness.server.acquireNotify(characteristic: Harness.a, device: Harness.phone)
             harness.server.report(.stackGone)
@@ -201,8 +210,9 @@ struct PeripheralBridgeTests {
     }
 
     /// A link the stack closes ends its subscriber; the characteristic keeps serving the others.
-    @Test func aLinkClosedByTheStackEndsOnlyItsSubscriber() async throws {
-        let harness = try Harness()
+    @Test(arguments: [false, true])
+    func aLinkClosedByTheStackEndsOnlyItsSubscriber(fastPath: Bool) async throws {
+        let harness = try Harness(fastPath: fastPath)
         try await harness.run {
             let leaving = try await harness.server.acquireNotify(characteristic: Harness.a, device: Harness.phone)
             let staying = try await harness.server.acquireNotify(characteristic: Harness.a, device: Harness.tablet)

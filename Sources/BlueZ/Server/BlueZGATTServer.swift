@@ -1,6 +1,7 @@
 package import BluetoothCore
 package import DBus
 package import Logging
+package import Polling
 import Synchronization
 
 /// The local peripheral's side of BlueZ: a GATT application and an advertisement exported on the bus and
@@ -64,6 +65,18 @@ package final class BlueZGATTServer: GATTServer {
         try await mappingDBusErrors { try await application.emitValue(characteristic: characteristic, value) }
     }
 
+    /// The bus connection's loop: PropertiesChanged is sent there without a hop when the caller already runs on it.
+    package var emitLoop: PollLoop? { connection.loop }
+
+    package func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws {
+        let application = try exported().application
+        do {
+            try application.emitValueOnLoop(characteristic: characteristic, value)
+        } catch let error as DBusError {
+            throw BlueZError(BlueZErrorName(rawValue: error.name), error.message)
+        }
+    }
+
     package func setNotifying(characteristic: Int, _ notifying: Bool) async {
         guard let application = exports.withLock({ $0 })?.application else { return }
         await application.setCharacteristicProperty(
@@ -78,10 +91,19 @@ package final class BlueZGATTServer: GATTServer {
         defer { releaseSink.withLock { $0 = nil } }
         try await mappingDBusErrors {
             let owners = try await connection.nameOwnerChanges(of: BlueZName.service)
-            let changes = try await connection.signals(
+            // Devices change properties all the time (RSSI, advertising data): only `Connected` turning false
+            // matters here, so each change is looked at in place on the bus's loop and left to the other
+            // listeners, instead of being decoded and handed to a task of its own.
+            let disconnections = try await connection.tapMessages(
                 matching: DBusMatchRule(
                     sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
-                    arg0: BlueZName.device))
+                    arg0: BlueZName.device)
+            ) { message in
+                if message.changedBoolean(ofInterface: BlueZName.device, property: "Connected") == false {
+                    onEvent(.centralDisconnected(device: message.path))
+                }
+                return false
+            }
             let removals = try await connection.signals(
                 matching: DBusMatchRule(
                     sender: BlueZName.service, interface: BlueZName.objectManager, member: "InterfacesRemoved"))
@@ -91,13 +113,6 @@ package final class BlueZGATTServer: GATTServer {
                     for await change in owners { onEvent(change.newOwner == nil ? .stackGone : .stackAppeared) }
                 }
                 group.addTask {
-                    for await signal in changes {
-                        if let device = Self.disconnectedDevice(propertiesChanged: signal) {
-                            onEvent(.centralDisconnected(device: device))
-                        }
-                    }
-                }
-                group.addTask {
                     for await signal in removals {
                         if let device = Self.removedDevice(interfacesRemoved: signal) {
                             onEvent(.centralDisconnected(device: device))
@@ -105,16 +120,8 @@ package final class BlueZGATTServer: GATTServer {
                     }
                 }
             }
+            await connection.removeTap(disconnections)
         }
-    }
-
-    /// The device of a `PropertiesChanged(Device1, {Connected: false})`.
-    static func disconnectedDevice(propertiesChanged signal: DBusSignal) -> String? {
-        guard signal.arguments.count >= 2, signal.arguments[0].string == BlueZName.device,
-            let changed = signal.arguments[1].stringKeyedDictionary,
-            changed["Connected"]?.variantValue.bool == false
-        else { return nil }
-        return signal.path
     }
 
     /// The device of an `InterfacesRemoved(path, [..., Device1, ...])`.

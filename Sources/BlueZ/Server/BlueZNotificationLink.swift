@@ -1,55 +1,68 @@
 import BluetoothCore
-import Dispatch
 import Glibc
+import Polling
 import Synchronization
 
 /// Gattway's end of an AcquireNotify socket pair: one SEQPACKET datagram per notification.
 ///
-/// Sends never block: EAGAIN means bluetoothd's side is full, and a write source (armed only then) reports when it
-/// is writable again. bluetoothd writes 0x01 back when the central confirms an indication, and closes its end when
-/// the CCC is disabled or the central leaves. Every link's sources run on one shared queue: they only hand an
-/// event to the peripheral, which does the work in the subscriber's own task.
+/// Sends never block: EAGAIN means bluetoothd's side is full, and the write interest (on only then) reports when
+/// it is writable again. bluetoothd writes 0x01 back when the central confirms an indication, and closes its end
+/// when the CCC is disabled or the central leaves. The socket is watched on the bus connection's loop, where the
+/// peripheral's MQTT client delivers its values too, so a value sent from there and the link's events cost no
+/// thread of their own: the handler is told on the loop and hands the event to the subscriber.
 final class BlueZNotificationLink: GATTNotificationLink {
     let device: String?
     let maximumValueLength: Int
     private let fd: Int32
+    private let loop: PollLoop
     private let state = Mutex(State())
-    private static let queue = DispatchQueue(label: "gattway.bluez.notification-links")
-
-    /// Dispatch sources are thread-safe for activate/resume/suspend/cancel; this box only carries them across.
-    private final class Sources: @unchecked Sendable {
-        var read: (any DispatchSourceRead)?
-        var write: (any DispatchSourceWrite)?
-    }
 
     private struct State: Sendable {
         var handler: (@Sendable (GATTNotificationLinkEvent) -> Void)?
-        let sources = Sources()
-        /// The write source runs (it is created on the first EAGAIN and suspended while not needed).
+        /// The loop's watch of the socket (on a `dup()` of its own), once set up on the loop.
+        var watch: FileWatch?
+        /// A send found the link full: writability is watched until it is reported.
         var writeArmed = false
         var closed = false
     }
 
     /// Takes ownership of `fd`. `mtu` is the ATT MTU: a notification carries at most MTU−3 bytes.
-    init(fd: Int32, mtu: Int, device: String?) {
+    init(fd: Int32, mtu: Int, device: String?, loop: PollLoop) {
         self.fd = fd
         self.device = device
+        self.loop = loop
         maximumValueLength = max(1, min(mtu - 3, 512))
     }
 
     func start(_ handler: @escaping @Sendable (GATTNotificationLinkEvent) -> Void) {
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
-        read.setEventHandler { [weak self] in self?.readable() }
-        let fd = self.fd
-        // The descriptor is closed only once the read source no longer watches it.
-        read.setCancelHandler { _ = Glibc.close(fd) }
         let started = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.handler = handler
-            state.sources.read = read
             return true
         }
-        if started { read.activate() } else { _ = Glibc.close(fd) }
+        guard started else { return }
+        onLoop { [self] in self.startWatching() }
+    }
+
+    /// On the loop: watches the socket for bluetoothd's confirmations and its close (and writability if armed).
+    private func startWatching() {
+        let failed = state.withLock { state -> (@Sendable (GATTNotificationLinkEvent) -> Void)? in
+            guard !state.closed, state.watch == nil else { return nil }
+            do {
+                let watch = try loop.watch(
+                    fd, readable: { [weak self] in self?.readable() }, writable: { [weak self] in self?.writable() })
+                watch.setInterest(read: true, write: state.writeArmed)
+                state.watch = watch
+                return nil
+            } catch {
+                // Out of descriptors: the link could not learn of confirmations or of its end, so it ends now.
+                state.closed = true
+                _ = Glibc.close(fd)
+                defer { state.handler = nil }
+                return state.handler
+            }
+        }
+        failed?(.closed)
     }
 
     /// Sends under the lock: once the link is closed its descriptor number may belong to something else.
@@ -69,22 +82,16 @@ final class BlueZNotificationLink: GATTNotificationLink {
                 }
             }
         }
-        if result == .full { armWriteSource() }
+        if result == .full { onLoop { [self] in self.armWrites() } }
         return result
     }
 
-    private func armWriteSource() {
+    /// On the loop: watch writability until the link reports it.
+    private func armWrites() {
         state.withLock { state in
             guard !state.closed, !state.writeArmed else { return }
             state.writeArmed = true
-            if let write = state.sources.write {
-                write.resume()
-            } else {
-                let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: Self.queue)
-                write.setEventHandler { [weak self] in self?.writable() }
-                state.sources.write = write
-                write.activate()
-            }
+            state.watch?.setInterest(read: true, write: true)
         }
     }
 
@@ -92,7 +99,7 @@ final class BlueZNotificationLink: GATTNotificationLink {
         let handler = state.withLock { state -> (@Sendable (GATTNotificationLinkEvent) -> Void)? in
             guard state.writeArmed, !state.closed else { return nil }
             state.writeArmed = false
-            state.sources.write?.suspend()
+            state.watch?.setInterest(read: true, write: false)
             return state.handler
         }
         handler?(.writable)
@@ -100,8 +107,9 @@ final class BlueZNotificationLink: GATTNotificationLink {
 
     /// bluetoothd writes 0x01 when the remote confirms an indication; EOF means it let go of the socket.
     private func readable() {
+        guard let watchFD = state.withLock({ $0.watch?.fileDescriptor }) else { return }
         var byte: UInt8 = 0
-        let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+        let count = recv(watchFD, &byte, 1, Int32(MSG_DONTWAIT))
         if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
             let handler = state.withLock { $0.handler }
             if shutDown() { handler?(.closed) }
@@ -112,23 +120,24 @@ final class BlueZNotificationLink: GATTNotificationLink {
 
     func close() { _ = shutDown() }
 
-    /// Cancels the sources (the read source's cancel handler closes the descriptor). True the first time.
+    /// Closes the descriptor and, on the loop, the watch (bluetoothd sees the link closed once both are). True the
+    /// first time.
     private func shutDown() -> Bool {
-        state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let watch = state.withLock { state -> FileWatch?? in
+            guard !state.closed else { return .none }
             state.closed = true
             state.handler = nil
-            if let write = state.sources.write {
-                // Releasing a suspended source is an error in libdispatch: make it run, then cancel.
-                if !state.writeArmed { write.resume() }
-                write.cancel()
-            }
-            if let read = state.sources.read {
-                read.cancel()
-            } else {
-                _ = Glibc.close(fd)
-            }
-            return true
+            _ = Glibc.close(fd)
+            defer { state.watch = nil }
+            return .some(state.watch)
         }
+        guard let watch else { return false }
+        if let watch { onLoop { watch.cancel() } }
+        return true
+    }
+
+    /// Runs `work` on the loop: at once when already there (the hot path), else queued.
+    private func onLoop(_ work: @escaping @Sendable () -> Void) {
+        if loop.inLoop { work() } else { loop.execute(work) }
     }
 }

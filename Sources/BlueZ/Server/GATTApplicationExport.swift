@@ -2,6 +2,7 @@ package import BluetoothCore
 package import DBus
 import Glibc
 package import Logging
+import Polling
 
 /// A ``GATTLocalApplication`` exported on the bus (with ObjectManager at its root) and registered with
 /// `org.bluez.GattManager1.RegisterApplication`.
@@ -74,6 +75,7 @@ package final class GATTApplicationExport: Sendable {
         _ characteristic: GATTLocalApplication.Characteristic, id: Int, path: String, servicePath: String
     ) async throws {
         let handler = self.handler
+        let loop = connection.loop
         var properties = [
             DBusProperty(name: "UUID", signature: "s", source: .stored(.string(characteristic.uuid))),
             DBusProperty(name: "Service", signature: "o", source: .stored(.objectPath(servicePath))),
@@ -141,7 +143,7 @@ package final class GATTApplicationExport: Sendable {
                         try await Self.replyingWithDBusErrors {
                             try await Self.acquireNotify(
                                 characteristic: id, options: GATTRequestOptions(call.arguments.first),
-                                handler: handler)
+                                handler: handler, loop: loop)
                         }
                     })),
             ]
@@ -186,7 +188,7 @@ package final class GATTApplicationExport: Sendable {
     /// Creates the socket pair of an AcquireNotify: Gattway keeps one end (as the handler's link), bluetoothd
     /// gets the other with the central's MTU.
     private static func acquireNotify(
-        characteristic: Int, options: GATTRequestOptions, handler: any GATTServerHandler
+        characteristic: Int, options: GATTRequestOptions, handler: any GATTServerHandler, loop: PollLoop
     ) async throws -> [DBusValue] {
         let pair: SeqPacketSocketPair
         do {
@@ -194,7 +196,7 @@ package final class GATTApplicationExport: Sendable {
         } catch {
             throw BlueZError(.failed, "\(error)")
         }
-        let link = BlueZNotificationLink(fd: pair.local, mtu: options.mtu, device: options.device)
+        let link = BlueZNotificationLink(fd: pair.local, mtu: options.mtu, device: options.device, loop: loop)
         do {
             try await handler.acquireNotify(characteristic: characteristic, options: options, link: link)
         } catch {
@@ -234,6 +236,17 @@ package final class GATTApplicationExport: Sendable {
         try await connection.propertiesChanged(
             path: characteristicPaths[characteristic], interface: BlueZName.gattCharacteristic,
             changed: ["Value": .bytes(value)])
+    }
+
+    /// Emits `PropertiesChanged(Value)` from code running on the connection's loop, without suspending.
+    ///
+    /// - Precondition: called on the connection's loop.
+    package func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws {
+        let path = characteristicPaths[characteristic]
+        try connection.assumeIsolated { connection in
+            try connection.emitByteArrayChange(
+                path: path, interface: BlueZName.gattCharacteristic, property: "Value", value: value)
+        }
     }
 
     /// Updates a stored characteristic property such as `Notifying` or `NotifyAcquired`.

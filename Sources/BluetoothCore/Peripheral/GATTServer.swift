@@ -1,8 +1,14 @@
+package import Polling
+
 /// The Bluetooth stack as the local peripheral uses it: the port between the peripheral bridge and BlueZ.
 ///
 /// `BlueZ.BlueZGATTServer` is the production conformer, `BridgeTesting.FakeGATTServer` the one for unit tests.
 /// Characteristics are named by their id (declaration order across services, ``GATTLocalApplication``); centrals by
 /// their object path at the stack. Errors are `BlueZError`.
+///
+/// Two ways to emit a value exist because the local peripheral's hot path must not hop: `emitValue` is the ordinary
+/// awaitable one, while `emitValueOnLoop` is synchronous and runs on `emitLoop`, where the peripheral's MQTT client
+/// may deliver its messages (so that a value is read from the broker and emitted in one turn of one thread).
 package protocol GATTServer: AnyObject, Sendable {
     /// Makes the application and the advertisement callable by the stack; calls into them go to `handler`.
     /// Called once, before anything else.
@@ -17,6 +23,14 @@ package protocol GATTServer: AnyObject, Sendable {
 
     /// Sends `value` the StartNotify way: the stack notifies (or indicates) every central whose CCC is enabled.
     func emitValue(characteristic: Int, _ value: [UInt8]) async throws
+    /// The loop `emitValueOnLoop` must be called on (the stack connection's), nil when the server has none.
+    var emitLoop: PollLoop? { get }
+    /// Sends `value` the StartNotify way, as `emitValue` does, from code already running on `emitLoop`, without
+    /// suspending.
+    ///
+    /// - Precondition: called on `emitLoop`.
+    func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws
+
     /// Tells the stack whether the StartNotify session of `characteristic` is open (the `Notifying` property).
     func setNotifying(characteristic: Int, _ notifying: Bool) async
 

@@ -55,6 +55,17 @@ package struct NotifyQueue: Sendable {
         }
     }
 
+    /// Offers `value` while the first value is being sent. Under `drop_oldest` and `latest` the policy applies to
+    /// the values waiting behind it: the one being sent stays first until it is removed as sent (the queue then
+    /// holds at most one more than its capacity). Otherwise the same as ``offer(_:)``.
+    package mutating func offerBehindFirst(_ value: [UInt8]) -> Offer {
+        guard policy == .dropOldest || policy == .latest, let sending = items.first else { return offer(value) }
+        items.removeFirst()
+        let result = offer(value)
+        items.prepend(sending)
+        return result
+    }
+
     package mutating func removeFirst() { items.removeFirst() }
     package mutating func removeAll() { items.removeAll() }
 }

@@ -89,7 +89,9 @@ package struct NotifySubscriberStateMachine<Instant: InstantProtocol>: Sendable 
     /// A new value of the characteristic.
     package mutating func valueOffered(_ value: [UInt8], at now: Instant) -> NotifyQueue.Offer {
         guard !closed else { return .queued }
-        let offer = queue.offer(value)
+        // The value in flight is first in the queue: a dropping policy must not take it (it would count a value
+        // that is being sent as dropped, and the removal of the sent value would then take the new one).
+        let offer = inFlight ? queue.offerBehindFirst(value) : queue.offer(value)
         switch offer {
         case .queued: break
         case .full: if holdingSince == nil { holdingSince = now }
@@ -97,6 +99,24 @@ package struct NotifySubscriberStateMachine<Instant: InstantProtocol>: Sendable 
         }
         if waitingSince == nil && !queue.isEmpty { waitingSince = now }
         return offer
+    }
+
+    /// True when a new value may go out at once, bypassing the queue and the subscriber's task: nothing waits, is
+    /// in flight or awaits a confirmation, the link has room, and the value is a notification (an indication's
+    /// confirmation is timed by the subscriber's task).
+    package var canSendAtOnce: Bool {
+        !closed && !indicates && queue.isEmpty && !inFlight && !linkFull && confirmDeadline == nil
+    }
+
+    /// A new value the caller sends at once (only when ``canSendAtOnce``): it is in flight as if ``nextAction(at:)``
+    /// had returned `.send` of it, so the caller reports the outcome the same way (``valueSent(at:cut:)``,
+    /// ``linkReportedFull()``, ``linkClosed()``). A link found full keeps it first in the queue for the subscriber's
+    /// task, like any other value.
+    package mutating func valueSendingAtOnce(_ value: [UInt8], at now: Instant) {
+        precondition(canSendAtOnce, "a value sent at once needs an idle subscriber")
+        _ = queue.offer(value)
+        waitingSince = now
+        inFlight = true
     }
 
     /// The producer found the queue full and waits for room (backpressure): the hold is timed from the first time.

@@ -1,5 +1,6 @@
 import BluetoothCore
 import Glibc
+import Polling
 import Synchronization
 import Testing
 
@@ -30,7 +31,8 @@ struct BlueZNotificationLinkTests {
     @Test func valuesGoOutOneDatagramEachAndAFullLinkSaysWhenItIsWritableAgain() async throws {
         let pair = try SeqPacketSocketPair()
         defer { close(pair.remote) }
-        let link = BlueZNotificationLink(fd: pair.local, mtu: 23, device: "/org/bluez/hci0/dev_11")
+        let link = BlueZNotificationLink(
+            fd: pair.local, mtu: 23, device: "/org/bluez/hci0/dev_11", loop: try PollLoop(name: "test.link"))
         defer { link.close() }
         #expect(link.maximumValueLength == 20)
         let events = Events()
@@ -48,7 +50,8 @@ struct BlueZNotificationLinkTests {
 
     @Test func aConfirmationByteAndTheStacksCloseAreReported() async throws {
         let pair = try SeqPacketSocketPair()
-        let link = BlueZNotificationLink(fd: pair.local, mtu: 64, device: nil)
+        let link = BlueZNotificationLink(
+            fd: pair.local, mtu: 64, device: nil, loop: try PollLoop(name: "test.link"))
         let events = Events()
         link.start { events.sink.yield($0) }
         var confirm: UInt8 = 0x01
@@ -57,5 +60,24 @@ struct BlueZNotificationLinkTests {
         close(pair.remote)
         #expect(await events.next(.closed))
         #expect(link.send([1]) == .closed)
+    }
+
+    /// Once Gattway lets go of a started link, bluetoothd's end reads its end (no watch keeps the socket open).
+    @Test func closingTheLinkClosesItForTheStack() async throws {
+        let pair = try SeqPacketSocketPair()
+        defer { close(pair.remote) }
+        let loop = try PollLoop(name: "test.link")
+        let link = BlueZNotificationLink(fd: pair.local, mtu: 64, device: nil, loop: loop)
+        let events = Events()
+        link.start { events.sink.yield($0) }
+        var confirm: UInt8 = 0x01
+        #expect(send(pair.remote, &confirm, 1, Int32(MSG_NOSIGNAL)) == 1)
+        #expect(await events.next(.confirmed))  // the watch is set up
+        link.close()
+        #expect(link.send([1]) == .closed)
+        var pollDescriptor = pollfd(fd: pair.remote, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&pollDescriptor, 1, 10_000) == 1)
+        var byte: UInt8 = 0
+        #expect(recv(pair.remote, &byte, 1, Int32(MSG_DONTWAIT)) == 0)
     }
 }

@@ -23,6 +23,61 @@ import Testing
         #expect(machine.counters.notifications == 2)
     }
 
+    @Test func anIdleNotifyingSubscriberCanSendAtOnceAndCountsTheValueAsSent() {
+        var machine = Machine(indicates: false, capacity: 4, policy: .backpressure, limits: limits)
+        #expect(machine.canSendAtOnce)
+        machine.valueSendingAtOnce([1], at: t0)
+        // In flight: the subscriber's task sends nothing meanwhile, and nothing else goes at once.
+        #expect(!machine.canSendAtOnce)
+        #expect(machine.nextAction(at: t0) == .wait(until: at(10)))
+        machine.valueSent(at: t0)
+        #expect(machine.canSendAtOnce)
+        #expect(machine.nextAction(at: t0) == .wait(until: nil))
+        #expect(machine.snapshot.notifications == 1)
+        #expect(machine.snapshot.queued == 0)
+    }
+
+    @Test func aValueSentAtOnceIntoAFullLinkWaitsFirstInTheQueueAndLaterValuesQueueBehindIt() {
+        var machine = Machine(indicates: false, capacity: 4, policy: .backpressure, limits: limits)
+        machine.valueSendingAtOnce([1], at: t0)
+        machine.linkReportedFull()
+        #expect(!machine.canSendAtOnce)
+        _ = machine.valueOffered([2], at: t0)
+        machine.linkWritable()
+        #expect(machine.nextAction(at: at(1)) == .send([1]))
+        machine.valueSent(at: at(1))
+        #expect(machine.nextAction(at: at(1)) == .send([2]))
+        machine.valueSent(at: at(1))
+        #expect(machine.canSendAtOnce)
+    }
+
+    @Test func nothingGoesAtOnceWhileValuesWaitForAnIndicatingOrClosedSubscriber() {
+        var queued = Machine(indicates: false, capacity: 4, policy: .backpressure, limits: limits)
+        _ = queued.valueOffered([1], at: t0)
+        #expect(!queued.canSendAtOnce)
+        let indicating = Machine(indicates: true, capacity: 4, policy: .backpressure, limits: limits)
+        #expect(!indicating.canSendAtOnce)
+        var closed = Machine(indicates: false, capacity: 4, policy: .backpressure, limits: limits)
+        closed.linkClosed()
+        #expect(!closed.canSendAtOnce)
+    }
+
+    /// A value offered while another is being sent is never the one a dropping policy loses: the one in flight
+    /// is sent and counted as sent, the policy applies to what waits behind it.
+    @Test(arguments: [NotifyQueue.Policy.latest, .dropOldest])
+    func aValueOfferedWhileAnotherIsBeingSentIsSentNext(policy: NotifyQueue.Policy) {
+        var machine = Machine(indicates: false, capacity: 1, policy: policy, limits: limits)
+        _ = machine.valueOffered([1], at: t0)
+        #expect(machine.nextAction(at: t0) == .send([1]))
+        #expect(machine.valueOffered([2], at: t0) == .queued)
+        #expect(machine.valueOffered([3], at: t0) == .dropped(1))
+        machine.valueSent(at: t0)
+        #expect(machine.nextAction(at: t0) == .send([3]))
+        machine.valueSent(at: t0)
+        #expect(machine.snapshot.notifications == 2)
+        #expect(machine.snapshot.dropped == 1)
+    }
+
     @Test func aFullLinkKeepsTheValueUntilItIsWritable() {
         var machine = Machine(indicates: false, capacity: 4, policy: .backpressure, limits: limits)
         _ = machine.valueOffered([1], at: t0)

@@ -1,0 +1,58 @@
+import DBus
+import TestWorld
+import Testing
+
+@Suite("PropertiesChanged of a byte array, written directly")
+struct DBusByteArrayChangeTests {
+    private static let gatt = "org.bluez.GattCharacteristic1"
+    private static let values: [[UInt8]] = [[], [0x00, 0x48], Array(0...255)]
+
+    @Test("the signal is the one propertiesChanged emits, and reads back as a lone Value change")
+    func sameSignalAsTheGeneralWay() async throws {
+        try await DBusTestBus.with { world in
+            let (signals, continuation) = AsyncStream.makeStream(of: (DBusSignal, [UInt8]?).self)
+            _ = try await world.client.tapMessages(
+                matching: DBusMatchRule(
+                    sender: world.server.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged")
+            ) { message in
+                continuation.yield(
+                    (message.decoded, message.loneByteArrayChange(ofInterface: Self.gatt, property: "Value")))
+                return true
+            }
+            for value in Self.values {
+                try await world.server.emitByteArrayChange(
+                    path: "/org/gattway/peripheral/service0/char0", interface: Self.gatt, property: "Value",
+                    value: value)
+                try await world.server.propertiesChanged(
+                    path: "/org/gattway/peripheral/service0/char0", interface: Self.gatt,
+                    changed: ["Value": .bytes(value)])
+            }
+            let received = try await withDeadline(.seconds(20), "\(2 * Self.values.count) tapped signals") {
+                var received: [(DBusSignal, [UInt8]?)] = []
+                for await signal in signals {
+                    received.append(signal)
+                    if received.count == 2 * Self.values.count { break }
+                }
+                return received
+            }
+            for (index, value) in Self.values.enumerated() {
+                let (direct, directValue) = received[2 * index]
+                let (general, _) = received[2 * index + 1]
+                #expect(direct.path == "/org/gattway/peripheral/service0/char0")
+                #expect(direct.arguments == general.arguments, "value \(index)")
+                #expect(directValue == value, "value \(index)")
+            }
+        }
+    }
+
+    @Test("an invalid object path is refused, not sent")
+    func invalidPathIsRefused() async throws {
+        try await DBusTestBus.with { world in
+            await #expect(throws: DBusError.self) {
+                try await world.server.emitByteArrayChange(
+                    path: "not/a/path", interface: Self.gatt, property: "Value", value: [1])
+            }
+        }
+    }
+}
