@@ -101,10 +101,20 @@ package func runToCompletion(
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
     let process = makeProcess(executable, arguments, environment: environment)
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    let errorOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    // Our copies are closed as soon as the child has its own: Foundation may keep the Process (and with it these
+    // handles) long after it exits, and a suite runs hundreds of tools.
+    defer {
+        try? output.close()
+        try? errorOutput.close()
+    }
+    process.standardOutput = output
+    process.standardError = errorOutput
     process.standardInput = FileHandle.nullDevice
     try launch(process)
+    try? output.close()
+    try? errorOutput.close()
     let deadline = ContinuousClock.now + timeout
     while process.isRunning {
         if ContinuousClock.now > deadline {
@@ -113,7 +123,7 @@ package func runToCompletion(
         }
         try await Task.sleep(for: .milliseconds(10))
     }
-    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, output, errors)
+    return (process.terminationStatus, printed, errors)
 }
