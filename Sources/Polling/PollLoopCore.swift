@@ -126,23 +126,23 @@ final class PollLoopCore: @unchecked Sendable {
         _ = pthread_setname_np(pthread_self(), shortName)
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
-            let stop = submitted.withLock { state -> Bool in
+            // One lock per busy turn: take what was submitted, and when there is nothing, say that the thread is
+            // about to sleep so that the next submitter wakes it through the eventfd.
+            let (stop, idle) = submitted.withLock { state -> (Bool, Bool) in
                 swap(&running, &state.work)
-                if running.isEmpty && !state.stopRequested { state.sleeping = true }
-                return state.stopRequested
+                let idle = running.isEmpty
+                state.sleeping = idle && !state.stopRequested
+                return (state.stopRequested, idle)
             }
-            if !running.isEmpty {
-                runSubmitted()
-                // More may have come meanwhile: look at the sockets without sleeping, then take it.
-                submitted.withLock { $0.sleeping = false }
-            }
-            if stop && running.isEmpty && submitted.withLock({ $0.work.isEmpty }) { break }
-            let sleeping = submitted.withLock { $0.sleeping }
-            let timeout = sleeping ? millisecondsToNextDeadline() : 0
+            if stop && idle { break }
+            // Work submitted while this runs is taken next turn, after a look at the sockets that does not sleep.
+            runSubmitted()
+            let timeout = idle ? millisecondsToNextDeadline() : 0
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout)
             }
-            submitted.withLock { $0.sleeping = false }
+            // Awake again: submitters need not write the eventfd until the next sleep.
+            if idle { submitted.withLock { $0.sleeping = false } }
             if count > 0 { handle(events[0..<Int(count)]) }
             fireDueTimers()
         }
