@@ -112,7 +112,15 @@ private final class SocketReader: @unchecked Sendable {
     }
 
     deinit {
-        if !finished { Glibc.close(fd) }
+        // Released without `close()`: once watched, the descriptor is the watch's, and only the watch may close
+        // it (on the loop); closing its number here as well would later close whatever reused the number.
+        if !finished {
+            if let watch {
+                loop.execute { watch.cancel() }
+            } else {
+                Glibc.close(fd)
+            }
+        }
         receiveBuffer.deallocate()
     }
 

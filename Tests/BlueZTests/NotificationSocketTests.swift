@@ -83,4 +83,42 @@ struct NotificationSocketTests {
         let hungUp: Bool? = await events.next()
         #expect(hungUp == false, "a close by Gattway itself is not reported as a hang-up")
     }
+
+    /// A socket dropped without `close()` still ends the session, and its descriptor is closed exactly once: a
+    /// descriptor opened afterwards (which may reuse the number) survives the loop's own end.
+    @Test func aSocketReleasedWithoutCloseIsClosedOnce() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        defer { close(ours) }
+        var loop: PollLoop? = try PollLoop(name: "test.release")
+        let batches = AsyncStream<Int>.makeStream()
+        var socket: NotificationSocket? = NotificationSocket(
+            fd: theirs, mtu: 23, loop: loop!,
+            onBatch: { batch in
+                batches.continuation.yield(batch.count)
+                return true
+            })
+        try Self.send(ours, [0x01])
+        var iterator = batches.stream.makeAsyncIterator()
+        #expect(await iterator.next() == 1, "the reader is watching")
+        socket = nil
+        // bluetoothd's end sees the session end.
+        var descriptor = pollfd(fd: ours, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&descriptor, 1, 10_000) == 1 && descriptor.revents & Int16(POLLHUP) != 0)
+        var pipes: [[Int32]] = []
+        for _ in 0..<8 {
+            var pair: [Int32] = [-1, -1]
+            try #require(pipe(&pair) == 0)
+            pipes.append(pair)
+        }
+        defer { for pair in pipes { close(pair[0]); close(pair[1]) } }
+        loop = nil
+        // The loop's thread ends on its own; give it time to close what it still watches.
+        for _ in 0..<50 {
+            for pair in pipes {
+                #expect(fcntl(pair[0], F_GETFD) >= 0 && fcntl(pair[1], F_GETFD) >= 0, "pipe \(pair) was closed")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        _ = socket
+    }
 }
