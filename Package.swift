@@ -155,9 +155,10 @@ let package = Package(
         ),
 
         // Test support: starts real daemons (dbus-daemon, mosquitto, the BlueZ simulator) for the tests and gattway-bench.
+        .systemLibrary(name: "CSpawn", path: "Tests/CSpawn"),
         .target(
             name: "TestWorld",
-            dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", "CSpawn", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestWorld",
             swiftSettings: swiftSettings
         ),
@@ -174,6 +175,7 @@ let package = Package(
         ),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestWorld"], swiftSettings: swiftSettings),
         .testTarget(name: "PollingTests", dependencies: ["Polling"], swiftSettings: swiftSettings),
+        .testTarget(name: "TestWorldTests", dependencies: ["TestWorld"], swiftSettings: swiftSettings),
         .testTarget(name: "MQTTCoreTests", dependencies: ["MQTTCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MosquittoTests",

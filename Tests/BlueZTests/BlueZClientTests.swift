@@ -169,7 +169,7 @@ actor TreeFollower {
     }
 }
 
-@Suite struct CharacteristicValueTapTests {
+@Suite(.timeLimit(.minutes(5))) struct CharacteristicValueTapTests {
     private func signal(_ changed: [(String, DBusValue)], invalidated: [String] = []) -> DBusSignal {
         DBusSignal(
             sender: ":1.1", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_11/service000c/char000d",

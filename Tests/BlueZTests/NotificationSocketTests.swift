@@ -110,7 +110,12 @@ struct NotificationSocketTests {
             try #require(pipe(&pair) == 0)
             pipes.append(pair)
         }
-        defer { for pair in pipes { close(pair[0]); close(pair[1]) } }
+        defer {
+            for pair in pipes {
+                close(pair[0])
+                close(pair[1])
+            }
+        }
         loop = nil
         // The loop's thread ends on its own; give it time to close what it still watches.
         for _ in 0..<50 {

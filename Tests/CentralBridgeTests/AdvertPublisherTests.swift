@@ -9,7 +9,7 @@ import Testing
 
 /// The advert publisher's rules, driven as the D-Bus loop's hot path drives it (`takeReport`): what is
 /// published, what is left out because nothing changed, and what is handed back to the bridge actor.
-@Suite("Advert publisher")
+@Suite("Advert publisher", .timeLimit(.minutes(5)))
 struct AdvertPublisherTests {
     static let path = "/org/bluez/hci0/dev_A4_C1_38_00_00_01"
     static let address = BluetoothAddress("A4:C1:38:00:00:01")!

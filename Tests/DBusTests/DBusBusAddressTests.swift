@@ -3,7 +3,7 @@ import Foundation
 import TestWorld
 import Testing
 
-@Suite("Choosing a bus")
+@Suite("Choosing a bus", .timeLimit(.minutes(5)))
 struct DBusBusAddressTests {
     /// The test process shares its environment with every test running beside it, so gattway gets the variable in
     /// its own environment instead, and the test watches which bus it joins.

@@ -2,7 +2,7 @@ import DBus
 import TestWorld
 import Testing
 
-@Suite("PropertiesChanged of a byte array, written directly")
+@Suite("PropertiesChanged of a byte array, written directly", .timeLimit(.minutes(5)))
 struct DBusByteArrayChangeTests {
     private static let gatt = "org.bluez.GattCharacteristic1"
     private static let values: [[UInt8]] = [[], [0x00, 0x48], Array(0...255)]

@@ -3,7 +3,7 @@ import Foundation
 import TestWorld
 import Testing
 
-@Suite("D-Bus method calls")
+@Suite("D-Bus method calls", .timeLimit(.minutes(5)))
 struct DBusCallTests {
     @Test("error names and messages thrown by a handler reach the caller unchanged")
     func errorsRoundTrip() async throws {

@@ -4,7 +4,7 @@ import Synchronization
 import TestWorld
 import Testing
 
-@Suite("Exported objects: Properties, ObjectManager, Introspectable")
+@Suite("Exported objects: Properties, ObjectManager, Introspectable", .timeLimit(.minutes(5)))
 struct DBusExportTests {
     static let characteristic = "org.bluez.GattCharacteristic1"
 

@@ -1,7 +1,7 @@
 import DBus
 import Testing
 
-@Suite("D-Bus match rule strings")
+@Suite("D-Bus match rule strings", .timeLimit(.minutes(5)))
 struct DBusMatchRuleTests {
     @Test("a rule lists only the keys it sets, in the bus's syntax")
     func ruleStringHasSetKeys() {

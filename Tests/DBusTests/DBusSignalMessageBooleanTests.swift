@@ -2,7 +2,7 @@ import DBus
 import TestWorld
 import Testing
 
-@Suite("A boolean property change read in place")
+@Suite("A boolean property change read in place", .timeLimit(.minutes(5)))
 struct DBusSignalMessageBooleanTests {
     private static let device = "org.bluez.Device1"
 

@@ -2,7 +2,7 @@ import DBus
 import TestWorld
 import Testing
 
-@Suite("Signals read in place")
+@Suite("Signals read in place", .timeLimit(.minutes(5)))
 struct DBusSignalMessageTests {
     private static let gatt = "org.bluez.GattCharacteristic1"
 

@@ -3,7 +3,7 @@ import Synchronization
 import TestWorld
 import Testing
 
-@Suite("D-Bus signal taps")
+@Suite("D-Bus signal taps", .timeLimit(.minutes(5)))
 struct DBusSignalTapTests {
     @Test("a tap sees matching signals first; what it takes no stream gets, what it declines streams get")
     func tapTakesOrDeclines() async throws {

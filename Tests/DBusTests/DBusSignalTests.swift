@@ -2,7 +2,7 @@ import DBus
 import TestWorld
 import Testing
 
-@Suite("D-Bus signals and match rules")
+@Suite("D-Bus signals and match rules", .timeLimit(.minutes(5)))
 struct DBusSignalTests {
     /// Collects `count` signals from `stream` (fewer when the stream ends), failing after 20 s.
     static func collect(_ count: Int, from stream: DBusSignalStream) async throws -> [DBusSignal] {

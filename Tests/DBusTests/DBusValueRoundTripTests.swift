@@ -2,7 +2,7 @@ import DBus
 import Synchronization
 import Testing
 
-@Suite("D-Bus values round trip through a real bus")
+@Suite("D-Bus values round trip through a real bus", .timeLimit(.minutes(5)))
 struct DBusValueRoundTripTests {
     static let samples: [DBusValue] = [
         .byte(0xfe), .bool(true), .bool(false), .int16(-1234), .uint16(65000), .int32(-7_000_000),

@@ -4,7 +4,7 @@ import TestWorld
 import Testing
 
 /// `gattway services|read|write|notify` against the simulator's heart-rate strap and lock.
-@Suite(.serialized) struct CommandLineGATTEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CommandLineGATTEndToEndTests {
     static let strap = "C4:7C:8D:6A:3E:11"
     static let lock = "D0:0D:10:C4:00:01"
     static let lockControl = "0000fff1-0000-1000-8000-00805f9b34fb"

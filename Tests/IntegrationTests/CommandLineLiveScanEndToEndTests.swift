@@ -3,7 +3,7 @@ import TestWorld
 import Testing
 
 /// `gattway scan` on a terminal redraws a live table with a progress line; piped, it prints only the final table.
-@Suite(.serialized) struct CommandLineLiveScanEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CommandLineLiveScanEndToEndTests {
     static let escape = "\u{1B}["
 
     /// Runs `gattway <arguments>` on a pseudo-terminal (`script` from util-linux); returns what the terminal got.

@@ -5,7 +5,7 @@ import Testing
 
 /// `gattway pair|unpair` against the simulator's pairing methods (Tests/BlueZSimulator/bluezsim/agent.py):
 /// Gattway's Agent1 answers bluetoothd's passkey and confirmation requests.
-@Suite(.serialized) struct CommandLinePairingEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CommandLinePairingEndToEndTests {
     static let justWorks = "00:AA:01:00:00:01"
     static let passkey = "00:AA:01:00:00:02"
     static let confirm = "00:AA:01:00:00:03"

@@ -3,7 +3,7 @@ import TestWorld
 import Testing
 
 /// `gattway scan` against the simulator: a table for people, one JSON document for scripts.
-@Suite(.serialized) struct CommandLineScanEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CommandLineScanEndToEndTests {
     @Test func scanPrintsATableWithAddressNameAndRSSI() async throws {
         try await CommandLineWorld.start(scenario: "demo.yaml").run { world in
             let result = try await world.gattway(["scan", "--duration", "2"])

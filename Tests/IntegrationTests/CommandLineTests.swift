@@ -3,7 +3,7 @@ import TestWorld
 import Testing
 
 /// The `gattway` command line as a user meets it.
-@Suite struct CommandLineTests {
+@Suite(.timeLimit(.minutes(5))) struct CommandLineTests {
     static let examples = "\(packageRoot)/schemas/examples"
 
     static func files(_ kind: String) -> [String] {

@@ -3,7 +3,7 @@ import TestWorld
 import Testing
 
 /// Configuration that passes `check-config` never traps at run time, and exposed secrets are pointed out.
-@Suite struct HostileConfigurationCommandLineTests {
+@Suite(.timeLimit(.minutes(5))) struct HostileConfigurationCommandLineTests {
     @Test func aDurationThatWouldRoundToZeroFailsCheckConfig() async throws {
         let directory = try makeTemporaryDirectory()
         let path = directory + "/tiny.yaml"

@@ -3,7 +3,7 @@ import Mosquitto
 import TestWorld
 import Testing
 
-@Suite(.serialized) struct BackpressureTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct BackpressureTests {
     @Test func slowConsumerKeepsTheInboundBufferBoundedAndLosesNothing() async throws {
         let broker = try await MosquittoBroker()
         let highWater = 200

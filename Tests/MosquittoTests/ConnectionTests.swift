@@ -4,7 +4,7 @@ import Mosquitto
 import TestWorld
 import Testing
 
-@Suite(.serialized) struct ConnectionTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ConnectionTests {
     @Test func recoversAndResubscribesAfterTheBrokerRestarts() async throws {
         let broker = try await MosquittoBroker()
         let client = try MosquittoClient(options: try clientOptions(broker, "recover"), logger: testLogger("recover"))

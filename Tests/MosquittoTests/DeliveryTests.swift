@@ -3,7 +3,7 @@ import Mosquitto
 import TestWorld
 import Testing
 
-@Suite(.serialized) struct DeliveryTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DeliveryTests {
     @Test func tenThousandQoS1MessagesArriveInOrderWithoutLoss() async throws {
         let broker = try await MosquittoBroker()
         let publisher = try MosquittoClient(

@@ -40,6 +40,9 @@ func sequenceNumber(_ payload: [UInt8]) -> Int {
 }
 
 /// The next message `client` receives, failing the test when none arrives within `timeout`.
+///
+/// Each call iterates `messages` afresh, and an iterator takes the client's buffered messages in batches: use it
+/// only where at most one message can be waiting, and one iterator for a series.
 func nextMessage(of client: MosquittoClient, timeout: Duration = .seconds(15)) async throws -> MQTTMessage {
     try await withDeadline(timeout, "a message") {
         var iterator = client.messages.makeAsyncIterator()

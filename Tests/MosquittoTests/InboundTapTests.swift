@@ -5,7 +5,7 @@ import Synchronization
 import TestWorld
 import Testing
 
-@Suite(.serialized) struct InboundTapTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct InboundTapTests {
     /// The tap sees every message first, in order, on the client's loop; what it takes never reaches `messages`,
     /// what it leaves does, in order.
     @Test func theTapSeesEveryMessageOnTheLoopAndLeavesTheRestToTheStream() async throws {

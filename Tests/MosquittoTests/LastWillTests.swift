@@ -7,7 +7,7 @@ import Testing
 
 /// What the broker says for a client that stops: its own goodbye when it stops gracefully, its Last Will when it
 /// is cancelled before it could say goodbye (a shutdown that ran out of time).
-@Suite(.serialized) struct LastWillTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LastWillTests {
     private func options(_ broker: MosquittoBroker, _ name: String, _ version: MQTTProtocolVersion) throws
         -> MosquittoClient.Options
     {

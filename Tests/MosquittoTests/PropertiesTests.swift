@@ -4,7 +4,7 @@ import Mosquitto
 import TestWorld
 import Testing
 
-@Suite(.serialized) struct PropertiesTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PropertiesTests {
     static let properties = MQTTProperties(
         responseTopic: "gattway/reply/7", correlationData: Array("req-42".utf8),
         userProperties: [("device", "kitchen"), ("unit", "bpm"), ("device", "again")],

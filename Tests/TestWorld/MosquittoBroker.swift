@@ -71,9 +71,6 @@ package actor MosquittoBroker {
     }
 
     /// Stops the broker abruptly (SIGKILL), as a crash or power loss would; clients see the link drop.
-    ///
-    /// SIGTERM would not help: children inherit the blocked-signal mask of the dispatch thread that spawned them,
-    /// so mosquitto never sees it and `ChildProcess.stop` would wait out its grace period.
     package func stop() async {
         guard let process else { return }
         process.send(SIGKILL)
@@ -95,7 +92,7 @@ package actor MosquittoBroker {
             if loopbackPortAcceptsConnections(port) { return }
             if !child.isRunning {
                 throw TestWorldError(
-                    "mosquitto exited with status \(child.process.terminationStatus): \(child.errorOutput.suffix(2000))"
+                    "mosquitto exited (\(child.program.termination ?? "?")): \(child.errorOutput.suffix(2000))"
                 )
             }
             if ContinuousClock.now >= deadline { break }

@@ -100,30 +100,26 @@ package func runToCompletion(
     let errorPath = directory + "/err"
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    let process = makeProcess(executable, arguments, environment: environment)
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-    let errorOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-    // Our copies are closed as soon as the child has its own: Foundation may keep the Process (and with it these
-    // handles) long after it exits, and a suite runs hundreds of tools.
+    // The child's output goes to files: nothing to drain while it runs, and no pipe a grandchild could hold open.
+    let output = open(outputPath, O_WRONLY | O_CLOEXEC)
+    let errorOutput = open(errorPath, O_WRONLY | O_CLOEXEC)
     defer {
-        try? output.close()
-        try? errorOutput.close()
+        if output >= 0 { close(output) }
+        if errorOutput >= 0 { close(errorOutput) }
     }
-    process.standardOutput = output
-    process.standardError = errorOutput
-    process.standardInput = FileHandle.nullDevice
-    try launch(process)
-    try? output.close()
-    try? errorOutput.close()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-        if ContinuousClock.now > deadline {
-            process.terminate()
-            throw TestWorldError("\(executable) \(arguments) did not finish within \(timeout)")
-        }
-        try await Task.sleep(for: .milliseconds(10))
+    guard output >= 0, errorOutput >= 0 else {
+        throw TestWorldError("cannot open \(directory) for output: \(String(cString: strerror(errno)))")
+    }
+    let input = try openDevNull(O_RDONLY)
+    defer { close(input) }
+    let program = try SpawnedProgram(
+        executable, arguments, environment: mergedEnvironment(environment), currentDirectory: nil, input: input,
+        output: output, error: errorOutput)
+    guard let status = await program.waitForExit(timeout: timeout) else {
+        program.send(SIGKILL)
+        throw TestWorldError("\(executable) \(arguments) did not finish within \(timeout)")
     }
     let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, printed, errors)
+    return (status, printed, errors)
 }

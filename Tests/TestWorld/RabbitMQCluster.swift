@@ -197,7 +197,7 @@ package actor RabbitMQCluster {
         ) {
             process.isRunning
                 ? nil
-                : "the node exited with status \(process.process.terminationStatus): \(process.errorOutput.suffix(2000)) \(Self.tail(of: node.logFile))"
+                : "the node exited (\(process.program.termination ?? "?")): \(process.errorOutput.suffix(2000)) \(Self.tail(of: node.logFile))"
         }
     }
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BlueZ
 
-@Suite struct PeripheralSocketPairTests {
+@Suite(.timeLimit(.minutes(5))) struct PeripheralSocketPairTests {
     @Test func datagramsKeepTheirBoundaries() throws {
         let pair = try SeqPacketSocketPair()
         defer {
