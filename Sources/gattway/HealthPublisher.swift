@@ -1,6 +1,6 @@
 import BlueZ
-import BluetoothCore
 import BridgeCore
+import CentralBridge
 import DBus
 import Logging
 import MQTTCore
@@ -8,8 +8,8 @@ import Mosquitto
 import ServiceLifecycle
 
 /// Publishes `<base>/bridge/<gateway_id>/health` (retained, QoS 1): checked every 2 s, published when anything but
-/// the uptime changed and every `interval` otherwise. It reads what is already there: BlueZ's name on the bus and
-/// its object tree, the MQTT clients' statistics, the last error logged.
+/// the uptime changed and every `interval` otherwise. It reads what is already there: BlueZ's name on the bus, the
+/// central bridge's object tree, the MQTT clients' statistics, the last error logged.
 struct HealthPublisher: Service {
     let topic: String
     let interval: Duration
@@ -17,7 +17,8 @@ struct HealthPublisher: Service {
     let mqtt: MosquittoClient
     let clients: [(name: String, client: MosquittoClient)]
     let bus: DBusConnection
-    let bluez: BlueZClient
+    /// The adapter's state and devices from the central bridge's tree (nil while it has none).
+    let adapterHealth: @Sendable (_ adapterPath: String) async -> AdapterHealth?
     let errors: LastErrorLog
     /// The devices the central bridge owns in its fleet; nil without one.
     let devicesOwned: @Sendable () -> Int?
@@ -50,9 +51,7 @@ struct HealthPublisher: Service {
 
     private func sample() async -> HealthReport {
         let bluezPresent = (try? await bus.nameHasOwner(BlueZName.service)) ?? false
-        let tree = bluezPresent ? try? await bluez.currentTree(timeout: .seconds(2)) : nil
-        let adapterPath = "/org/bluez/\(adapter)"
-        let devices = tree?.devices.values.filter { $0.adapterPath == adapterPath } ?? []
+        let adapter = bluezPresent ? await adapterHealth("/org/bluez/\(adapter)") : nil
         var queues: [HealthReport.Queue] = []
         var reconnects = 0
         for (name, client) in clients {
@@ -64,8 +63,8 @@ struct HealthPublisher: Service {
         }
         return HealthReport(
             uptimeSeconds: Int(errors.uptime.components.seconds), bluezPresent: bluezPresent,
-            adapterPowered: tree?.adapters[adapterPath]?.powered ?? false, brokerReconnects: reconnects,
-            devicesKnown: devices.count, devicesConnected: devices.filter(\.connected).count,
+            adapterPowered: adapter?.powered ?? false, brokerReconnects: reconnects,
+            devicesKnown: adapter?.devicesKnown ?? 0, devicesConnected: adapter?.devicesConnected ?? 0,
             devicesOwned: devicesOwned(), queues: queues,
             lastError: errors.lastError)
     }
