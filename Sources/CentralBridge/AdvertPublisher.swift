@@ -82,17 +82,20 @@ final class AdvertPublisher: Sendable {
     private let clock: BridgeClock
     private let started: BridgeClock.Instant
     private let minimumInterval: Duration
+    /// The QoS of `<device>/state` (`mqtt.qos`, as every published value); the raw advert JSON is QoS 0.
+    private let stateQoS: MQTTQoS
     private let openAESCCM: AESCCMOpening?
     private let logger: Logger
 
     init(
         outbox: Outbox, clock: BridgeClock, started: BridgeClock.Instant, minimumInterval: Duration,
-        openAESCCM: AESCCMOpening?, logger: Logger
+        stateQoS: MQTTQoS, openAESCCM: AESCCMOpening?, logger: Logger
     ) {
         self.outbox = outbox
         self.clock = clock
         self.started = started
         self.minimumInterval = minimumInterval
+        self.stateQoS = stateQoS
         self.openAESCCM = openAESCCM
         self.logger = logger
     }
@@ -319,7 +322,7 @@ final class AdvertPublisher: Sendable {
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
         messages.append(
-            MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: .atLeastOnce, retain: true))
+            MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: stateQoS, retain: true))
     }
 
     /// Whether two decoded advertisements carry the same format and kinds of measurement (names, units and

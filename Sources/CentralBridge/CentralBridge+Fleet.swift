@@ -259,7 +259,7 @@ extension CentralBridge {
         if !lastStatePayload.isEmpty {
             outbox.send(
                 MQTTMessage(
-                    topic: routes.stateTopic(device.topic), payload: lastStatePayload, qos: .atLeastOnce,
+                    topic: routes.stateTopic(device.topic), payload: lastStatePayload, qos: routes.qos,
                     retain: true))
         }
     }

@@ -108,7 +108,9 @@ package actor CentralBridge: Service {
         values = ValueRelay(outbox: outbox, store: store, metrics: metrics, logger: logger)
         adverts = AdvertPublisher(
             outbox: outbox, clock: clock, started: started,
-            minimumInterval: configuration.bluetooth.advertMinInterval, openAESCCM: openAESCCM, logger: logger)
+            minimumInterval: configuration.bluetooth.advertMinInterval,
+            stateQoS: MQTTQoS(rawValue: UInt8(configuration.mqtt.qos)) ?? .atLeastOnce, openAESCCM: openAESCCM,
+            logger: logger)
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         if let gateway = configuration.mqtt.gatewayID {
             fleet = FleetParticipation(

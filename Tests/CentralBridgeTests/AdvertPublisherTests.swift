@@ -27,14 +27,14 @@ struct AdvertPublisherTests {
         let publisher: AdvertPublisher
         let outbox: Outbox
 
-        init(minimumInterval: Duration, takesReports: Bool = true) {
+        init(minimumInterval: Duration, takesReports: Bool = true, stateQoS: MQTTQoS = .atLeastOnce) {
             let client = broker.makeClient(id: "bridge")
             let bridgeClock = BridgeClock(clock)
             let logger = Logger(label: "gattway.tests.adverts")
             outbox = Outbox(mqtt: client, logger: logger, clock: bridgeClock)
             publisher = AdvertPublisher(
                 outbox: outbox, clock: bridgeClock, started: bridgeClock.now, minimumInterval: minimumInterval,
-                openAESCCM: nil, logger: logger)
+                stateQoS: stateQoS, openAESCCM: nil, logger: logger)
             publisher.register(
                 AdvertPublisherTests.path,
                 AdvertPublisher.Registration(
@@ -98,6 +98,19 @@ struct AdvertPublisherTests {
         #expect(unsynced.first?.state.rssi == -61)
         #expect(unsynced.first?.state.serviceData[Self.bthomeUUID] == [0x40, 0x02, 0xCB, 0x09])
         #expect(world.publisher.takeUnsynced().isEmpty)
+    }
+
+    @Test("the state goes out at the configured QoS (mqtt.qos, as every value), retained; the advert JSON at QoS 0")
+    func stateQoSIsTheConfiguredOne() async throws {
+        for qos in [MQTTQoS.atMostOnce, .atLeastOnce] {
+            let world = World(minimumInterval: .zero, stateQoS: qos)
+            _ = world.report(Self.bthome(centidegrees: 2506))
+            _ = try await world.published(on: "gw/thermo/state")
+            let state = try #require(world.broker.published(on: "gw/thermo/state").first)
+            #expect(state.qos == qos && state.retain)
+            let advert = try #require(world.broker.published(on: "gw/thermo/advert").first)
+            #expect(advert.qos == .atMostOnce)
+        }
     }
 
     @Test(
