@@ -73,7 +73,7 @@ extension DBusConnection {
             }
         } onCancel: { [weak self] in
             self?.loop.execute { [weak self] in
-                self?.assumeIsolated { $0.cancelCall(token) }
+                self?.loopIsolated { $0.cancelCall(token) }
             }
         }
     }

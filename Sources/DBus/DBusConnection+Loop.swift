@@ -21,38 +21,38 @@ extension DBusConnection {
             c,
             { watch, context in
                 nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).assumeIsolated { $0.updateWatch(watch) }
+                DBusConnection.connection(context).loopIsolated { $0.updateWatch(watch) }
                 return 1
             },
             { watch, context in
                 nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).assumeIsolated { $0.removeWatch(watch) }
+                DBusConnection.connection(context).loopIsolated { $0.removeWatch(watch) }
             },
             { watch, context in
                 nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).assumeIsolated { $0.updateWatch(watch) }
+                DBusConnection.connection(context).loopIsolated { $0.updateWatch(watch) }
             }, context, nil)
         dbus_connection_set_timeout_functions(
             c,
             { timeout, context in
                 nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).assumeIsolated { $0.updateTimeout(timeout) }
+                DBusConnection.connection(context).loopIsolated { $0.updateTimeout(timeout) }
                 return 1
             },
             { timeout, context in
                 nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).assumeIsolated { $0.removeTimeout(timeout) }
+                DBusConnection.connection(context).loopIsolated { $0.removeTimeout(timeout) }
             },
             { timeout, context in
                 nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).assumeIsolated { $0.updateTimeout(timeout) }
+                DBusConnection.connection(context).loopIsolated { $0.updateTimeout(timeout) }
             }, context, nil)
         // Must not dispatch from inside this callback: defer it to the loop.
         dbus_connection_set_dispatch_status_function(
             c,
             { _, status, context in
                 if status == DBUS_DISPATCH_DATA_REMAINS {
-                    DBusConnection.connection(context).assumeIsolated { $0.scheduleDispatch() }
+                    DBusConnection.connection(context).loopIsolated { $0.scheduleDispatch() }
                 }
             }, context, nil)
         dbus_connection_add_filter(c, DBusConnection.filterFunction, context, nil)
@@ -62,7 +62,7 @@ extension DBusConnection {
 
     static let filterFunction: DBusHandleMessageFunction = { _, message, context in
         nonisolated(unsafe) let message = message!
-        return DBusConnection.connection(context).assumeIsolated { $0.filter(message) }
+        return DBusConnection.connection(context).loopIsolated { $0.filter(message) }
     }
 
     private func updateWatch(_ watch: OpaquePointer) {
@@ -74,10 +74,10 @@ extension DBusConnection {
                 watches[key] = try loop.watch(
                     dbus_watch_get_unix_fd(watch),
                     readable: { [weak self] in
-                        self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_READABLE.rawValue) }
+                        self?.loopIsolated { $0.handleWatch(key, DBUS_WATCH_READABLE.rawValue) }
                     },
                     writable: { [weak self] in
-                        self?.assumeIsolated { $0.handleWatch(key, DBUS_WATCH_WRITABLE.rawValue) }
+                        self?.loopIsolated { $0.handleWatch(key, DBUS_WATCH_WRITABLE.rawValue) }
                     })
             } catch {
                 // Out of descriptors: the connection cannot be served; its calls time out and its owner sees it.
@@ -112,7 +112,7 @@ extension DBusConnection {
         guard dbus_timeout_get_enabled(timeout) != 0 else { return }
         let interval = Duration.milliseconds(Int(dbus_timeout_get_interval(timeout)))
         timeouts[key] = loop.schedule(after: interval, repeating: interval) { [weak self] in
-            self?.assumeIsolated { $0.handleTimeout(key) }
+            self?.loopIsolated { $0.handleTimeout(key) }
         }
     }
 
@@ -130,7 +130,7 @@ extension DBusConnection {
         guard !dispatchScheduled else { return }
         dispatchScheduled = true
         loop.execute { [weak self] in
-            self?.assumeIsolated { connection in
+            self?.loopIsolated { connection in
                 connection.dispatchScheduled = false
                 connection.dispatchAll()
             }

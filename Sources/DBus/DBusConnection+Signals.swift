@@ -40,7 +40,7 @@ extension DBusConnection {
         subscriptions[token] = SignalSubscription(rule: rule, continuation: continuation, drops: drops)
         continuation.onTermination = { [weak self] _ in
             self?.loop.execute { [weak self] in
-                self?.assumeIsolated { $0.removeSubscription(token) }
+                self?.loopIsolated { $0.removeSubscription(token) }
             }
         }
         do {

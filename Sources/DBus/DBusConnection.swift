@@ -7,7 +7,7 @@ package import Polling
 /// The actor runs on the loop; libdbus's socket watches and timeouts are the loop's watches and timers, and every
 /// libdbus call and callback happens on the loop thread, so the C state needs no locks. Only decoded, Sendable
 /// values leave the actor.
-package actor DBusConnection {
+package actor DBusConnection: LoopActor {
     /// The loop the actor, the socket and the timeouts run on.
     package nonisolated let loop: PollLoop
     package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }

@@ -11,30 +11,30 @@ extension MosquittoClient {
     }
 
     /// Registers the C callbacks. They run inside our `mosquitto_loop_*` calls, i.e. on the client's loop, so they
-    /// copy what they need out of C memory and re-enter the actor with `assumeIsolated` (which traps otherwise).
+    /// copy what they need out of C memory and re-enter the actor with `loopIsolated` (which traps off the loop thread).
     func installCallbacks(_ handle: OpaquePointer) {
         mosquitto_connect_v5_callback_set(handle) { _, context, rc, _, _ in
-            MosquittoClient.client(context)?.assumeIsolated { $0.connackReceived(rc) }
+            MosquittoClient.client(context)?.loopIsolated { $0.connackReceived(rc) }
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, context, rc, _ in
-            MosquittoClient.client(context)?.assumeIsolated { $0.disconnectReceived(rc) }
+            MosquittoClient.client(context)?.loopIsolated { $0.disconnectReceived(rc) }
         }
         mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
-            MosquittoClient.client(context)?.assumeIsolated { $0.publishAcknowledged(mid, reasonCode: reasonCode) }
+            MosquittoClient.client(context)?.loopIsolated { $0.publishAcknowledged(mid, reasonCode: reasonCode) }
         }
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let message, let client = MosquittoClient.client(context) else { return }
             // libmosquitto frees `message` when we return. Reading the limit from the immutable options is safe here.
             let copy = MosquittoClient.copyMessage(
                 message.pointee, properties, maximumPayload: client.options.maximumInboundPayload)
-            client.assumeIsolated { $0.messageReceived(copy) }
+            client.loopIsolated { $0.messageReceived(copy) }
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
             let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(count, 0)))) } ?? []
-            MosquittoClient.client(context)?.assumeIsolated { $0.subscribeAcknowledged(mid, codes: codes) }
+            MosquittoClient.client(context)?.loopIsolated { $0.subscribeAcknowledged(mid, codes: codes) }
         }
         mosquitto_unsubscribe_v5_callback_set(handle) { _, context, mid, _ in
-            MosquittoClient.client(context)?.assumeIsolated { $0.resumeWaits(.unsuback(mid)) }
+            MosquittoClient.client(context)?.loopIsolated { $0.resumeWaits(.unsuback(mid)) }
         }
     }
 

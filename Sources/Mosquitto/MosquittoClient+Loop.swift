@@ -30,7 +30,7 @@ extension MosquittoClient {
         let timeout = options.connectTimeout
         connectTimer?.cancel()
         connectTimer = loop.schedule(after: timeout) { [weak self] in
-            self?.assumeIsolated { client in
+            self?.loopIsolated { client in
                 guard client.state == .connecting else { return }
                 client.connectionLost(.timeout(operation: "connecting to \(broker)", after: timeout))
             }
@@ -58,8 +58,8 @@ extension MosquittoClient {
         stopWatching()
         let watch = try SocketWatch(
             socket: mosquitto_socket(handle), loop: loop,
-            readable: { [weak self] in self?.assumeIsolated { $0.socketReadable(forced: false) } },
-            writable: { [weak self] in self?.assumeIsolated { $0.socketWritable() } })
+            readable: { [weak self] in self?.loopIsolated { $0.socketReadable(forced: false) } },
+            writable: { [weak self] in self?.loopIsolated { $0.socketWritable() } })
         if readsPaused { watch.pauseReading() }
         socketWatch = watch
     }
@@ -116,7 +116,7 @@ extension MosquittoClient {
     func startKeepaliveTimer() {
         let interval = min(Duration.seconds(1), options.maximumPause / 2)
         keepaliveTimer = loop.schedule(after: interval, repeating: interval) { [weak self] in
-            self?.assumeIsolated { $0.keepaliveTick() }
+            self?.loopIsolated { $0.keepaliveTick() }
         }
     }
 
@@ -160,6 +160,6 @@ extension MosquittoClient {
             wasConnected ? "mqtt.disconnected" : "mqtt.connect_failed",
             metadata: [LogKey.error: "\(error)", LogKey.delay: "\(delay)"])
         reconnectTimer?.cancel()
-        reconnectTimer = loop.schedule(after: delay) { [weak self] in self?.assumeIsolated { $0.attemptConnect() } }
+        reconnectTimer = loop.schedule(after: delay) { [weak self] in self?.loopIsolated { $0.attemptConnect() } }
     }
 }

@@ -19,7 +19,7 @@ extension MosquittoClient {
     package nonisolated func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
-        assumeIsolated { client in client.publishAvailable(messages, onCapacity: onCapacity) }
+        loopIsolated { client in client.publishAvailable(messages, onCapacity: onCapacity) }
     }
 
     private func publishAvailable(

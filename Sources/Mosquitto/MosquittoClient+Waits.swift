@@ -25,7 +25,7 @@ extension MosquittoClient {
                 waits[id] = PendingWait(reason: reason, continuation: continuation)
                 if let timeout {
                     loop.execute(after: timeout) { [weak self] in
-                        self?.assumeIsolated {
+                        self?.loopIsolated {
                             $0.finishWait(id, with: .failure(MQTTError.timeout(operation: operation, after: timeout)))
                         }
                     }
@@ -35,7 +35,7 @@ extension MosquittoClient {
             // Runs on the cancelling thread: hop to the loop. If cancellation came before the continuation was
             // stored, this block still runs after it, because the actor is busy on the loop until then.
             loop.execute { [weak self] in
-                self?.assumeIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
+                self?.loopIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
             }
         }
     }

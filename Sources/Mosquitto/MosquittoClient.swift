@@ -8,7 +8,7 @@ import Synchronization
 /// An MQTT client over libmosquitto, driven by Gattway's own loop; a `Service` whose `run()` keeps the link up.
 ///
 /// All libmosquitto calls happen on the actor's `PollLoop` (libmosquitto is not thread-safe in unthreaded mode), so
-/// its C callbacks arrive on the loop thread too and re-enter the actor with `assumeIsolated`. The broker socket is
+/// its C callbacks arrive on the loop thread too and re-enter the actor with `loopIsolated`. The broker socket is
 /// a watch of the loop (on a `dup()` of `mosquitto_socket()`), a 1 Hz timer runs `mosquitto_loop_misc`
 /// (keepalive), and lost links are re-established with jittered exponential backoff, re-subscribing every filter
 /// passed to `subscribe`.
@@ -28,7 +28,7 @@ import Synchronization
 ///   one read pass runs anyway (at most 256 packets, enough to take in the broker's PINGRESP), which may put up to
 ///   256 more messages in the buffer; then reads pause again for another period. Each such pass is counted in
 ///   `Statistics.pauseCapHits` and logged.
-package actor MosquittoClient: Service, MQTTClient {
+package actor MosquittoClient: Service, MQTTClient, LoopActor {
     /// The loop every libmosquitto call of this client runs on.
     package nonisolated let loop: PollLoop
     package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
@@ -147,7 +147,7 @@ package actor MosquittoClient: Service, MQTTClient {
             try await withGracefulShutdownHandler {
                 try await wait(for: .stopped, operation: "run", timeout: nil)
             } onGracefulShutdown: { [loop, weak self] in
-                loop.execute { [weak self] in self?.assumeIsolated { $0.requestStop(graceful: true) } }
+                loop.execute { [weak self] in self?.loopIsolated { $0.requestStop(graceful: true) } }
             }
         } catch is CancellationError {
             // Cancellation is the normal way to stop without the graceful steps.

@@ -10,7 +10,7 @@ import Glibc
 /// libmosquitto writes, all in one turn.
 ///
 /// It is an actor executor (`SerialExecutor`), so an actor whose `unownedExecutor` is the loop runs its jobs on
-/// the loop thread and its socket and timer handlers can enter it with `assumeIsolated`.
+/// the loop thread and its socket and timer handlers can enter it with `loopIsolated` (`LoopActor`).
 ///
 /// Lifetime: the thread runs until the last reference to the loop is gone (an actor running on the loop holds it,
 /// and a queued job holds its actor, so no job can be stranded), then it closes what is still watched and ends.
