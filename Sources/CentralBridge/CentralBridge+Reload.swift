@@ -29,6 +29,9 @@ extension CentralBridge {
         pinConfiguredAddresses(previous: running)
         // Whatever bluetoothd knows of may match a new or changed entry.
         for path in tree.devices.keys where devices[path] == nil { deviceSeen(path) }
+        // The first devices need discovery; without any, it is no longer needed.
+        await ensureDiscovery()
+        await stopDiscoveryIfUnneeded()
         outbox.send(
             MQTTMessage(topic: routes.bridge.bridgeInfo, payload: bridgeInfoPayload(), qos: .atLeastOnce, retain: true))
         markDevicesListDirty()

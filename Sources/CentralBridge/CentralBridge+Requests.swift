@@ -40,6 +40,7 @@ extension CentralBridge {
             spawn {
                 try? await self.clock.sleep(for: window)  // cancelled only when the bridge stops
                 await self.answerScan(reply, session: session)
+                await self.stopDiscoveryIfUnneeded()
             }
         case "connect", "disconnect", "remove", "pair", "unpair":
             guard let name = body["device"]?.stringValue ?? (body.isObject ? nil : message.payloadText),

@@ -7,9 +7,15 @@ import MQTTCore
 extension CentralBridge {
     // MARK: - Discovery
 
-    /// Starts discovery with the configured filter when bluetoothd is there and the adapter is powered.
+    /// Whether something needs what discovery hears: configured devices (to find, track and reconnect them) or a
+    /// `bridge/request/scan` in progress. A gateway that only serves its local peripheral does not scan: every
+    /// advertisement around would cost a turn of the bridge, and a scanning adapter serves its own links worse.
+    var discoveryNeeded: Bool { !configuration.devices.isEmpty || scans.count > 0 }
+
+    /// Starts discovery with the configured filter when it is needed, bluetoothd is there and the adapter is
+    /// powered.
     func ensureDiscovery() async {
-        guard bluetoothdPresent, !discovering, !shuttingDown else { return }
+        guard discoveryNeeded, bluetoothdPresent, !discovering, !shuttingDown else { return }
         guard let adapter = tree.adapters[adapterPath] else {
             logger.warning("bluez.adapter.missing", metadata: ["adapter": "\(configuration.bluetooth.adapter)"])
             return
@@ -32,6 +38,19 @@ extension CentralBridge {
         } catch {
             discovering = false
             logger.warning("bluez.discovery.failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Stops the discovery this bridge started once nothing needs it any more (the last scan request answered on
+    /// a gateway without devices, or a reload that removed them all).
+    func stopDiscoveryIfUnneeded() async {
+        guard discovering, !discoveryNeeded, bluetoothdPresent, !shuttingDown else { return }
+        discovering = false
+        do {
+            try await central.stopDiscovery(adapter: adapterPath)
+            logger.info("bluez.discovery.stopped")
+        } catch {
+            logger.warning("bluez.discovery.stop_failed", metadata: ["error": "\(error)"])
         }
     }
 

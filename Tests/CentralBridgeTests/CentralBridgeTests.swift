@@ -80,6 +80,31 @@ struct CentralBridgeTests {
     }
 
     /// Fault 4: scan windows are capped in number; one past the cap is answered Busy at once.
+    /// A gateway with no devices (one that only serves its local peripheral) does not scan, except while a scan
+    /// request runs; one with devices scans from the start.
+    @Test func discoveryRunsOnlyWhileSomethingNeedsIt() async throws {
+        let idle = try Harness(yaml: { directory in
+            """
+            mqtt: { url: "mqtt://127.0.0.1", base_topic: gw }
+            bluetooth: { adapter: hci0 }
+            state_dir: \(directory)
+            """
+        })
+        try await idle.run {
+            try await idle.waitForRequestSubscription()
+            #expect(!idle.central.operations.entries.contains(.startDiscovery))
+            try await idle.send("gw/bridge/request/scan", #"{"duration":0.2,"transaction":"s1"}"#)
+            let answer = try await idle.next(on: "gw/bridge/response/scan")
+            #expect(answer.payloadText.contains(#""transaction":"s1""#))
+            _ = try await idle.central.operations.first { $0 == .stopDiscovery }
+            #expect(idle.central.operations.entries.filter { $0 == .startDiscovery }.count == 1)
+        }
+        let busy = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
+        try await busy.run {
+            _ = try await busy.central.operations.first { $0 == .startDiscovery }
+        }
+    }
+
     @Test func scansBeyondTheCapAreRefusedAtOnce() async throws {
         let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
         try await world.run {
