@@ -88,21 +88,24 @@ package final class FakeBLECentral: BLECentral {
         state.withLock { $0.readValues[path] = value }
     }
 
-    /// The device advertises (appearing on first call), with `rssi`.
-    package func advertise(_ device: FakePeripheral, rssi: Int16 = -60) {
+    /// The device advertises (appearing on first call), with `rssi`. Returns whether the bridge's advert sink took
+    /// the report (the D-Bus loop's path) rather than it becoming an event.
+    @discardableResult
+    package func advertise(_ device: FakePeripheral, rssi: Int16 = -60) -> Bool {
         let (known, sink) = state.withLock { state in
             defer { state.peripherals[device.path] = device }
             return (state.peripherals[device.path] != nil, state.advertSink)
         }
         if known {
             // Like bluetoothd's reports through the D-Bus tap: the sink may take it, else it is an event.
-            guard sink?(device.path, [.rssi(rssi)]) != true else { return }
+            guard sink?(device.path, [.rssi(rssi)]) != true else { return true }
             eventContinuation.yield(.deviceChanged(path: device.path, [.rssi(rssi)]))
         } else {
             var advertised = device.deviceState
             advertised.rssi = rssi
             eventContinuation.yield(.interfacesAdded(path: device.path, BLEInterfaces(device: advertised)))
         }
+        return false
     }
 
     /// The device ends the connection (out of range, switched off).

@@ -47,6 +47,9 @@ final class AdvertPublisher: Sendable {
         /// `state` is newer than the actor's tree; and when a report was last taken.
         var unsynced = false
         var lastReport: BridgeClock.Instant?
+        /// The loop has taken this device's reports since it was (re)registered for them: its advertised data and
+        /// RSSI here are newer than what the actor's event stream may still bring.
+        var reportsTaken = false
         var adverts: AdvertThrottle<BridgeClock.Instant>
         var lastDecodedAdvert: DecodedAdvertInput?
         var lastStatePayload: [UInt8] = []
@@ -103,9 +106,14 @@ final class AdvertPublisher: Sendable {
     // MARK: - Registration (bridge actor)
 
     /// Starts (or updates, keeping what was published) publishing the device at `path`, from `state`.
+    ///
+    /// A device whose reports go back to the actor (a connectable device whose link ended) stops counting as
+    /// taken here: from then on the actor's events are the newer ones, and `advertChanged` must apply them. What
+    /// the loop took last is still handed over by `takeUnsynced` first.
     func register(_ path: String, _ registration: Registration, state deviceState: BLEDeviceState) {
         state.withLock { state in
             if state.devices[path] != nil {
+                if !registration.takesReports { state.devices[path]!.reportsTaken = false }
                 state.devices[path]!.registration = registration
             } else {
                 state.devices[path] = Device(
@@ -151,6 +159,7 @@ final class AdvertPublisher: Sendable {
             guard var device = state.devices[path], device.registration.takesReports else { return (false, []) }
             state.devices[path] = nil  // unique while it is changed: no copy of its arrays
             device.lastReport = now
+            device.reportsTaken = true
             if !device.unsynced {
                 device.unsynced = true
                 state.unsyncedPaths.append(path)
@@ -177,7 +186,7 @@ final class AdvertPublisher: Sendable {
             // the device was registered, and publishing one of those would publish an older reading after a newer
             // one. The actor's part is then the rest (names, address); the next report brings the data anyway.
             var merged = deviceState
-            if device.unsynced || device.lastReport != nil {
+            if device.unsynced || device.reportsTaken {
                 merged.rssi = device.state.rssi
                 merged.txPower = device.state.txPower
                 merged.manufacturerData = device.state.manufacturerData

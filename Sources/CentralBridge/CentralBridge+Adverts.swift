@@ -51,8 +51,11 @@ extension CentralBridge {
             address: device.address, deviceTopic: device.topic, advertTopic: routes.advertTopic(device.topic),
             stateTopic: routes.stateTopic(device.topic), decoder: configured.decoder,
             bindkey: bindkeys[device.configIndex],
-            // In a fleet every report also feeds the ownership protocol (RSSI per device): those stay the actor's.
-            takesReports: passive && fleet == nil)
+            // A passive device's reports, and a connected device's (it may keep advertising, and while its link is
+            // up an advertisement changes nothing but what is published), are taken on the D-Bus loop. Without a
+            // link, hearing a connectable device is the actor's to act on. In a fleet every report also feeds the
+            // ownership protocol (RSSI per device): those stay the actor's.
+            takesReports: fleet == nil && (passive || state.connected))
         adverts.register(path, registration, state: state)
     }
 

@@ -306,6 +306,8 @@ package actor CentralBridge: Service {
             }
         case .deviceConnectionChanged(let path):
             checkWaiters(path)
+            // Who takes its advertisement reports depends on the link (see `registerAdverts`).
+            registerAdverts(path)
             if let device = devices[path], !(tree.devices[path]?.connected ?? false), device.online {
                 linkLost(path)
             }

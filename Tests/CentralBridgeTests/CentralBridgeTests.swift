@@ -27,6 +27,34 @@ struct CentralBridgeTests {
         }
     }
 
+    /// A connected device that keeps advertising: its reports are taken on the D-Bus loop (no actor hop) and still
+    /// published; once its link ends they are the actor's again, and what it hears then is what is published.
+    @Test func aConnectedDevicesReportsAreTakenOnTheLoopUntilItsLinkEnds() async throws {
+        let world = try Harness(yaml: {
+            Harness.strapAndLock(stateDirectory: $0, extra: ", advert_min_interval: 0.01")
+        })
+        try await world.run {
+            world.central.advertise(Harness.strap)
+            try await world.waitOnline("strap")
+            // The link's Connected event re-registers the device; until then its reports are still events.
+            var taken = false
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !taken, ContinuousClock.now < deadline {
+                taken = world.central.advertise(Harness.strap, rssi: -42)
+                if !taken { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(taken, "a connected device's report is taken on the loop")
+            _ = try await world.next(on: "gw/strap/advert") { $0.payloadText.contains(#""rssi":-42"#) }
+
+            world.central.setConnectBehaviour(.hang, for: Harness.strap)
+            let mark = world.broker.publicationCount
+            world.central.dropLink(Harness.strap)
+            _ = try await world.next(on: "gw/strap/availability", since: mark) { $0.payloadText == "offline" }
+            #expect(!world.central.advertise(Harness.strap, rssi: -77), "without a link the actor hears it")
+            _ = try await world.next(on: "gw/strap/advert", since: mark) { $0.payloadText.contains(#""rssi":-77"#) }
+        }
+    }
+
     /// The health report's adapter figures come from the bridge's own tree: no GetManagedObjects per check.
     @Test func adapterHealthCountsTheTreesDevicesOfThatAdapter() async throws {
         let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0) })
