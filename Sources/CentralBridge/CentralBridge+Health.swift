@@ -8,13 +8,13 @@ package struct AdapterHealth: Sendable, Equatable {
 }
 
 extension CentralBridge {
-    /// The adapter at `adapterPath` as the bridge's object tree has it, or nil while the bridge has no picture of
-    /// BlueZ (bluetoothd absent, or its objects not read yet).
+    /// The configured adapter as the bridge's object tree has it, or nil while the bridge has no picture of BlueZ
+    /// (bluetoothd absent, or its objects not read yet).
     ///
     /// Why from here: the tree is kept current by BlueZ's signals, so the health check needs no GetManagedObjects.
     /// With a thousand devices around, that reply is the largest message bluetoothd sends, and a check every 2 s
     /// would cost both processes more than a hundred advertisements do.
-    package func adapterHealth(_ adapterPath: String) -> AdapterHealth? {
+    package func adapterHealth() -> AdapterHealth? {
         guard bluetoothdPresent else { return nil }
         var known = 0
         var connected = 0

@@ -109,8 +109,7 @@ package actor CentralBridge: Service {
         adverts = AdvertPublisher(
             outbox: outbox, clock: clock, started: started,
             minimumInterval: configuration.bluetooth.advertMinInterval,
-            stateQoS: MQTTQoS(rawValue: UInt8(configuration.mqtt.qos)) ?? .atLeastOnce, openAESCCM: openAESCCM,
-            logger: logger)
+            stateQoS: routes.qos, openAESCCM: openAESCCM, logger: logger)
         homeAssistant.discovery = HomeAssistantDiscovery(configuration: configuration, version: version)
         if let gateway = configuration.mqtt.gatewayID {
             fleet = FleetParticipation(

@@ -13,12 +13,11 @@ import ServiceLifecycle
 struct HealthPublisher: Service {
     let topic: String
     let interval: Duration
-    let adapter: String
     let mqtt: MosquittoClient
     let clients: [(name: String, client: MosquittoClient)]
     let bus: DBusConnection
     /// The adapter's state and devices from the central bridge's tree (nil while it has none).
-    let adapterHealth: @Sendable (_ adapterPath: String) async -> AdapterHealth?
+    let adapterHealth: @Sendable () async -> AdapterHealth?
     let errors: LastErrorLog
     /// The devices the central bridge owns in its fleet; nil without one.
     let devicesOwned: @Sendable () -> Int?
@@ -51,7 +50,7 @@ struct HealthPublisher: Service {
 
     private func sample() async -> HealthReport {
         let bluezPresent = (try? await bus.nameHasOwner(BlueZName.service)) ?? false
-        let adapter = bluezPresent ? await adapterHealth("/org/bluez/\(adapter)") : nil
+        let adapter = bluezPresent ? await adapterHealth() : nil
         var queues: [HealthReport.Queue] = []
         var reconnects = 0
         for (name, client) in clients {

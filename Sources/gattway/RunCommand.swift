@@ -109,8 +109,8 @@ struct RunCommand: AsyncParsableCommand {
                 service: HealthPublisher(
                     topic: TopicLayout(configuration.mqtt).bridgeHealth,
                     interval: .seconds(configuration.mqtt.healthIntervalSeconds),
-                    adapter: configuration.bluetooth.adapter, mqtt: mqtt, clients: clients, bus: bus,
-                    adapterHealth: { await central.adapterHealth($0) }, errors: errors,
+                    mqtt: mqtt, clients: clients, bus: bus, adapterHealth: { await central.adapterHealth() },
+                    errors: errors,
                     devicesOwned: { central.fleetOwnedDeviceCount }, logger: logger)))
         if let prometheus, let address = configuration.metrics.prometheusListen {
             services.append(

@@ -83,20 +83,19 @@ package final class SpawnedProgram: Sendable {
     package var isRunning: Bool { exit.withLock { $0 == nil } }
 
     /// The exit code, or the number of the signal that ended the program; nil while it runs.
-    package var terminationStatus: Int32? {
-        exit.withLock { status in
-            guard let status else { return nil }
-            let signal = status & 0x7f
-            return signal == 0 ? (status >> 8) & 0xff : signal
-        }
-    }
+    package var terminationStatus: Int32? { ending?.number }
 
     /// How the program ended, for messages ("exit status 1", "signal 9"); nil while it runs.
     package var termination: String? {
+        ending.map { $0.bySignal ? "signal \($0.number)" : "exit status \($0.number)" }
+    }
+
+    /// The wait status taken apart: the signal that ended the program, or its exit code.
+    private var ending: (number: Int32, bySignal: Bool)? {
         exit.withLock { status in
             guard let status else { return nil }
             let signal = status & 0x7f
-            return signal == 0 ? "exit status \((status >> 8) & 0xff)" : "signal \(signal)"
+            return signal == 0 ? ((status >> 8) & 0xff, false) : (signal, true)
         }
     }
 
