@@ -1,8 +1,13 @@
 import BluetoothCore
 import BridgeCore
-import Foundation
 import Logging
 import MQTTCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension CentralBridge {
     /// `bridge/request/<verb>` → `bridge/response/<verb>` (and the MQTT 5 Response Topic), echoing `transaction`.
@@ -101,7 +106,7 @@ extension CentralBridge {
     }
 
     private func devicePath(named name: String) -> String? {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = name.trimmingWhitespace()
         return devices.values.first { $0.topic == trimmed || $0.address.description == trimmed.uppercased() }?.path
     }
 

@@ -1,8 +1,13 @@
 import BluetoothCore
 import BridgeCore
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What the central bridge remembers across restarts: known devices (address → topic), their resolved
 /// characteristics, and the last value of each retained value topic, saved atomically in the state directory.
@@ -164,11 +169,8 @@ final class CentralStateStore: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             let data = try encoder.encode(snapshot)
-            let temporary = fileURL.appendingPathExtension("tmp")
-            try data.write(to: temporary)
-            if rename(temporary.path, fileURL.path) != 0 {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: fileURL.path])
-            }
+            // Written aside and renamed over the old file: a crash never leaves half a file.
+            try data.write(to: fileURL, options: .atomic)
         } catch {
             state.withLock { $0.dirty = true }
             logger.warning("state.save.failed", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])

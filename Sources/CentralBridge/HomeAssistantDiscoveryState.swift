@@ -1,6 +1,11 @@
 import BridgeCore
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The central bridge's Home Assistant discovery state: the inventory of announced devices (saved in the state
 /// directory as `homeassistant.json`) and what was published this run.
@@ -38,11 +43,8 @@ struct HomeAssistantDiscoveryState: Sendable {
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            let temporary = url.appendingPathExtension("tmp")
-            try encoder.encode(inventory).write(to: temporary)
-            if rename(temporary.path, url.path) != 0 {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
-            }
+            // Written aside and renamed over the old file: a crash never leaves half a file.
+            try encoder.encode(inventory).write(to: url, options: .atomic)
         } catch {
             logger.warning("state.save.failed", metadata: ["path": "\(url.path)", "error": "\(error)"])
         }

@@ -1,7 +1,12 @@
 import BridgeCore
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The last value of each local characteristic, kept across restarts in the state directory
 /// (`peripheral-values.json`), so that centrals read what they read before a restart even when the source topic's

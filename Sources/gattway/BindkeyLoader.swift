@@ -1,6 +1,11 @@
 import AESCCM
 import BridgeCore
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads the bindkeys of encrypted advertisement formats from where the configuration says (a file of their own or
 /// an environment variable, like the broker password), once at start. A key is never logged.
@@ -32,7 +37,7 @@ enum BindkeyLoader {
                 }
                 text = value
             }
-            guard let key = Bindkey(hex: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard let key = Bindkey(hex: text.trimmingWhitespace()) else {
                 throw Failure(description: "\(origin): a bindkey is 32 hex digits (16 bytes)")
             }
             keys[index] = key

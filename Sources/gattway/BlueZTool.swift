@@ -1,8 +1,13 @@
 import BlueZ
 import BluetoothCore
 import DBus
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One command's conversation with bluetoothd: the system bus, the adapter it works on, and the steps every
 /// command shares (finding a device, connecting to it when needed, finding a characteristic), each bounded by

@@ -1,7 +1,12 @@
 import BridgeCore
-import Foundation
 import MQTTCore
 import Mosquitto
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Turns the validated `mqtt` section into the client's options, reading the password from its file or variable.
 enum MQTTOptionsFactory {
@@ -46,7 +51,7 @@ enum MQTTOptionsFactory {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw SecretError(description: "cannot read the MQTT password file \(path)")
             }
-            return text.trimmingCharacters(in: .newlines)
+            return text.trimming(\.isNewline)
         case .environment(let name):
             guard let value = ProcessInfo.processInfo.environment[name] else {
                 throw SecretError(description: "the MQTT password variable \(name) is not set")

@@ -3,7 +3,6 @@ import BlueZ
 import BridgeCore
 import CentralBridge
 import DBus
-import Foundation
 public import Logging
 import MQTTCore
 import Metrics
@@ -11,6 +10,12 @@ import Mosquitto
 import PeripheralBridge
 import ServiceLifecycle
 import UnixSignals
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `gattway run --config FILE`: the daemon. Runs until SIGTERM or SIGINT, then stops cleanly: devices are
 /// disconnected and published offline, and `bridge/state` becomes `offline`.

@@ -1,4 +1,10 @@
-import Foundation
+import Glibc
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Tells systemd about the daemon's state through `$NOTIFY_SOCKET` (the sd_notify protocol: one datagram of
 /// `KEY=VALUE` lines on a unix socket). Without the variable, as outside a `Type=notify` unit, it does nothing.

@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 
 /// A state file that could not be read back is moved aside, so that the next save does not destroy what an
 /// operator may want to inspect, and the bridge starts afresh.
@@ -7,11 +11,7 @@ package enum StateFile {
     ///
     /// - Throws: the rename's error, when the file could not be moved.
     package static func moveAside(_ path: String, now: Date = Date()) throws -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let base = "\(path).corrupt-\(formatter.string(from: now))"
+        let base = "\(path).corrupt-\(compactUTC(now))"
         var target = base
         var attempt = 1
         while FileManager.default.fileExists(atPath: target) {
@@ -21,4 +21,23 @@ package enum StateFile {
         try FileManager.default.moveItem(atPath: path, toPath: target)
         return target
     }
+
+    /// `20261124T213045Z`: ISO 8601's basic format, which sorts by time and needs no locale.
+    static func compactUTC(_ date: Date) -> String {
+        let components = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ value: Int?) -> String {
+            let value = value ?? 0
+            return value < 10 ? "0\(value)" : "\(value)"
+        }
+        return "\(components.year ?? 0)\(two(components.month))\(two(components.day))T"
+            + "\(two(components.hour))\(two(components.minute))\(two(components.second))Z"
+    }
+}
+
+extension Calendar {
+    fileprivate static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        return calendar
+    }()
 }

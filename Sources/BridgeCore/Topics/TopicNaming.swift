@@ -45,9 +45,13 @@ package enum TopicNaming {
 }
 
 extension String {
-    func trimmingWhitespace() -> String {
-        let start = drop(while: \.isWhitespace)
-        guard let last = start.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+    /// The text without leading and trailing whitespace (Foundation's `trimmingCharacters` needs full Foundation).
+    package func trimmingWhitespace() -> String { trimming(\.isWhitespace) }
+
+    /// The text without the leading and trailing characters `isTrimmed` picks.
+    package func trimming(_ isTrimmed: (Character) -> Bool) -> String {
+        let start = drop(while: isTrimmed)
+        guard let last = start.lastIndex(where: { !isTrimmed($0) }) else { return "" }
         return String(start[...last])
     }
 }
