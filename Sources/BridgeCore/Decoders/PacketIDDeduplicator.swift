@@ -1,5 +1,4 @@
 package import BluetoothCore
-import OrderedCollections
 
 /// Tells a new packet from a repeat or a replay, per device, by its wrapping packet id.
 ///
@@ -12,13 +11,16 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
     private struct Last: Sendable {
         var id: UInt64
         var at: Instant
+        /// The how-manyth acceptance this was: the smallest is the least recently accepted device.
+        var acceptance: UInt64
     }
 
     private let modulus: UInt64
     private let window: UInt64
     private let resetAfter: Duration
     private let capacity: Int
-    private var last: OrderedDictionary<BluetoothAddress, Last> = [:]
+    private var last: [BluetoothAddress: Last] = [:]
+    private var acceptances: UInt64 = 0
 
     /// A deduplicator; BTHome's 8-bit packet id uses the defaults.
     /// - Parameters:
@@ -37,24 +39,28 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
     package var count: Int { last.count }
 
     /// Whether `packetID` from `address` at `now` is new; a new id is remembered as the device's last.
+    // Specialized here for the bridge's clock and exported: the bridge calls this per advertisement from another
+    // module, which would otherwise go through generic metadata lookups on every call.
+    @_specialize(exported: true, where Instant == BridgeClock.Instant)
     package mutating func accept(
         packetID: UInt32, from address: BluetoothAddress, at now: Instant
     ) -> Bool {
         let id = UInt64(packetID) % modulus
-        let index = last.index(forKey: address)
-        if let index, last.values[index].at.duration(to: now) < resetAfter {
-            let ahead = (id + modulus - last.values[index].id) % modulus
+        let previous = last[address]
+        if let previous, previous.at.duration(to: now) < resetAfter {
+            let ahead = (id + modulus - previous.id) % modulus
             guard ahead > 0, ahead < window else { return false }
         }
-        if let index, index == last.count - 1 {
-            // Already the most recently accepted (always, for a device's own deduplicator): updated in place, as
-            // moving it to the end would leave it where it is at the cost of a removal and an insertion.
-            last.values[index] = Last(id: id, at: now)
-            return true
-        }
-        if let index { last.remove(at: index) }
-        if last.count >= capacity { last.removeFirst() }
-        last[address] = Last(id: id, at: now)
+        if previous == nil, last.count >= capacity { forgetLeastRecentlyAccepted() }
+        acceptances &+= 1
+        last[address] = Last(id: id, at: now, acceptance: acceptances)
         return true
+    }
+
+    /// One pass over the table, only when a newcomer finds it full: a device heard again costs a lookup, never a
+    /// reordering of the others.
+    private mutating func forgetLeastRecentlyAccepted() {
+        guard let oldest = last.min(by: { $0.value.acceptance < $1.value.acceptance })?.key else { return }
+        last[oldest] = nil
     }
 }
