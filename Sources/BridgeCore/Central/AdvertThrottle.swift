@@ -19,7 +19,7 @@ package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.
     }
 
     // Specialized here for the bridge's clock and exported: called per advertisement from another module.
-    @_specialize(exported: true, where Instant == BridgeClock.Instant)
+    @_specialize(exported:true,where Instant == BridgeClock.Instant)
     package mutating func advertChanged(_ payload: [UInt8], at now: Instant) -> Action {
         guard payload != lastPayload else {
             pending = nil  // back to what was published: nothing left to flush

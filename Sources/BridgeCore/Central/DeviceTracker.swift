@@ -39,7 +39,7 @@ where Instant.Duration == Duration {
     /// A device matching the configuration was heard (an advertisement, an RSSI change).
     /// - Parameter evictable: whether a tracked matched device may give up its slot (a connected one may not).
     // Specialized here for the bridge's keys and clock and exported: called per advertisement from another module.
-    @_specialize(exported: true, where Key == String, Instant == BridgeClock.Instant)
+    @_specialize(exported:true,where Key == String, Instant == BridgeClock.Instant)
     package mutating func heard(
         _ key: Key, byAddress: Bool, at now: Instant, evictable: (Key) -> Bool = { _ in true }
     ) -> Admission {

@@ -41,7 +41,7 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
     /// Whether `packetID` from `address` at `now` is new; a new id is remembered as the device's last.
     // Specialized here for the bridge's clock and exported: the bridge calls this per advertisement from another
     // module, which would otherwise go through generic metadata lookups on every call.
-    @_specialize(exported: true, where Instant == BridgeClock.Instant)
+    @_specialize(exported:true,where Instant == BridgeClock.Instant)
     package mutating func accept(
         packetID: UInt32, from address: BluetoothAddress, at now: Instant
     ) -> Bool {
