@@ -90,7 +90,8 @@ private struct Builder {
                     guard Self.textTags.contains(tag) else { throw .unsupportedTag(tag, at: mark) }
                     if style == .plain { style = .quoted }
                 }
-                try finish(Composed(node: YAMLNode(.scalar(text, style), at: mark), nodes: 1, collectionDepth: 0), anchor)
+                try finish(
+                    Composed(node: YAMLNode(.scalar(text, style), at: mark), nodes: 1, collectionDepth: 0), anchor)
             case .sequenceStart(let anchor, let tag, let mark):
                 try start(isMapping: false, anchor: anchor, tag: tag, at: mark)
             case .mappingStart(let anchor, let tag, let mark):

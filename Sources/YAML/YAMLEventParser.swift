@@ -50,7 +50,9 @@ final class YAMLEventParser {
         case YAML_SCALAR_EVENT:
             let scalar = event.data.scalar
             let text =
-                scalar.value.map { String(decoding: UnsafeBufferPointer(start: $0, count: scalar.length), as: UTF8.self) }
+                scalar.value.map {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: scalar.length), as: UTF8.self)
+                }
                 ?? ""
             return .scalar(
                 text, Self.style(scalar.style), anchor: Self.string(scalar.anchor), tag: Self.string(scalar.tag), mark)

@@ -74,7 +74,10 @@ import YAML
             Issue.record("expected a sequence, got \(root)")
             return
         }
-        #expect(items.map { if case .scalar(let text, _) = $0.content { text } else { "" } } == ["one", "one", "two", "two"])
+        #expect(
+            items.map { if case .scalar(let text, _) = $0.content { text } else { "" } } == [
+                "one", "one", "two", "two",
+            ])
     }
 
     @Test func undefinedAndSelfReferencingAliasesAreRefused() {
@@ -103,7 +106,8 @@ import YAML
     @Test func theNodeBoundCountsPlainNodesToo() {
         let list = "[" + Array(repeating: "1", count: 20).joined(separator: ", ") + "]"
         #expect(error(list, limits: YAMLLimits(nodes: 21)) == nil)
-        #expect(error(list, limits: YAMLLimits(nodes: 20)) == .limitExceeded(.nodes(20), at: YAMLMark(line: 1, column: 59)))
+        #expect(
+            error(list, limits: YAMLLimits(nodes: 20)) == .limitExceeded(.nodes(20), at: YAMLMark(line: 1, column: 59)))
     }
 
     @Test func nestingIsBoundedIncludingWhatAnAliasBringsIn() {
