@@ -10,8 +10,10 @@
 /// - Bounded by ``YAMLLimits``: the text's size, the nesting depth and the node count, both counted with aliases
 ///   expanded, so neither an alias bomb nor a deep nest of brackets costs more than the limits allow.
 package struct YAMLComposer: Sendable {
+    /// The bounds every composition is held to.
     package var limits: YAMLLimits
 
+    /// A composer with `limits` (by default 1 MiB of text, 64 levels, 100,000 nodes).
     package init(limits: YAMLLimits = YAMLLimits()) {
         self.limits = limits
     }

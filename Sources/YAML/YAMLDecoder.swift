@@ -22,6 +22,7 @@ package struct YAMLDecoder {
     /// The bounds of the composition when decoding from text.
     package var limits: YAMLLimits
 
+    /// A decoder composing text within `limits`.
     package init(limits: YAMLLimits = YAMLLimits()) {
         self.limits = limits
     }

@@ -24,9 +24,12 @@ package enum YAMLError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// What libyaml was reading when it found a syntax problem, and where that started.
     package struct Context: Sendable, Hashable {
+        /// libyaml's words, such as "while scanning a quoted scalar".
         package var text: String
+        /// Where that construct starts.
         package var mark: YAMLMark
 
+        /// The context `text`, starting at `mark`.
         package init(text: String, mark: YAMLMark) {
             self.text = text
             self.mark = mark
@@ -40,6 +43,7 @@ package enum YAMLError: Error, Sendable, Hashable, CustomStringConvertible {
         case nodes(Int)
     }
 
+    /// The message for an operator, with the 1-based line and column where there is one.
     package var description: String {
         switch self {
         case .unreadable(let problem, let offset):
@@ -79,6 +83,7 @@ package struct YAMLLimits: Sendable, Hashable {
     /// refuses an alias bomb (a few lines of anchors that each repeat the previous one ten times).
     package var nodes: Int
 
+    /// Limits with Gattway's defaults: 1 MiB, 64 levels, 100,000 nodes.
     package init(inputBytes: Int = 1 << 20, depth: Int = 64, nodes: Int = 100_000) {
         self.inputBytes = inputBytes
         self.depth = depth

@@ -1,13 +1,17 @@
 /// A position in YAML text, 1-based like an editor shows it.
 package struct YAMLMark: Sendable, Hashable, CustomStringConvertible {
+    /// The line, from 1.
     package var line: Int
+    /// The column in characters, from 1.
     package var column: Int
 
+    /// The position at `line` and `column`, both 1-based.
     package init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
 
+    /// "line 3, column 7", as error messages say it.
     package var description: String { "line \(line), column \(column)" }
 }
 
@@ -31,10 +35,12 @@ package struct YAMLNode: Sendable, Hashable {
         case mapping([YAMLMappingEntry])
     }
 
+    /// What the node holds.
     package var content: Content
     /// Where the node starts.
     package var mark: YAMLMark
 
+    /// A node holding `content`, starting at `mark`.
     package init(_ content: Content, at mark: YAMLMark) {
         self.content = content
         self.mark = mark
@@ -64,8 +70,10 @@ package struct YAMLNode: Sendable, Hashable {
 package struct YAMLMappingEntry: Sendable, Hashable {
     /// Always a scalar; its text is the key.
     package var key: YAMLNode
+    /// The value, of any kind.
     package var value: YAMLNode
 
+    /// The pair `key: value`.
     package init(key: YAMLNode, value: YAMLNode) {
         self.key = key
         self.value = value
