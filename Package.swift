@@ -21,15 +21,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // The Prometheus endpoint: swift-prometheus renders, a plain NIOHTTP1 handler serves.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
-        // C is caged here: only DBus imports CDBus, only Mosquitto imports CMosquitto, only Polling imports CEpoll.
+        // C is caged here: only DBus imports CDBus, only Mosquitto imports CMosquitto, only Polling imports CEpoll,
+        // only YAML imports CYAML.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+
+        // The configuration file's YAML: libyaml parses, a strict and bounded composer and a Decoder sit on top
+        // (no Foundation, so the daemon does not link ICU for its configuration).
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .target(name: "YAML", dependencies: ["CYAML"], swiftSettings: swiftSettings),
+        .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
 
         // One thread polling sockets, running timers and jobs: the loop the D-Bus connection, the MQTT client and the
         // notification sockets of the hot path share.
@@ -79,8 +85,7 @@ let package = Package(
         .target(
             name: "BridgeCore",
             dependencies: [
-                "MQTTCore", "BluetoothCore",
-                .product(name: "Yams", package: "Yams"),
+                "MQTTCore", "BluetoothCore", "YAML",
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],

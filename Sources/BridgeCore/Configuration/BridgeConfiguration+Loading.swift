@@ -1,5 +1,10 @@
-import Foundation
-import Yams
+import YAML
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension BridgeConfiguration {
     /// Reads and validates a configuration file.
@@ -7,14 +12,42 @@ extension BridgeConfiguration {
     /// - Throws: ``ConfigurationErrors`` with every problem found, including an unreadable file.
     package static func load(path: String) throws(ConfigurationErrors) -> BridgeConfiguration {
         let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationErrors([
-                ConfigurationError(path: "", message: "cannot read \(path): \(error.localizedDescription)")
-            ])
+        switch readText(path, limit: YAMLLimits().inputBytes) {
+        case .success(let read): text = read
+        case .failure(let problem):
+            throw ConfigurationErrors([ConfigurationError(path: "", message: "cannot read \(path): \(problem)")])
         }
         return try BridgeConfiguration(yaml: text)
+    }
+
+    /// Why a file could not be read, in the system's words (`strerror`) or ours for a file too large.
+    private struct ReadProblem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The file's text, read with plain `open`/`read` and at most `limit` bytes, and refused unless it is UTF-8.
+    private static func readText(_ path: String, limit: Int) -> Result<String, ReadProblem> {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(ReadProblem(description: String(cString: strerror(errno)))) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(ReadProblem(description: String(cString: strerror(errno))))
+            }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            guard bytes.count <= limit else {
+                return .failure(ReadProblem(description: "larger than \(limit) bytes"))
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(ReadProblem(description: "not UTF-8 text"))
+        }
+        return .success(text)
     }
 
     /// Parses and validates YAML (or JSON) text.
@@ -23,19 +56,22 @@ extension BridgeConfiguration {
     package init(yaml: String) throws(ConfigurationErrors) {
         let context = ConfigurationDecodingContext()
         let file: BridgeConfigurationFile
+        let document: YAMLNode?
         do {
-            guard try Yams.compose(yaml: yaml) != nil else {
-                throw ConfigurationErrors([
-                    ConfigurationError(path: "", message: "the configuration is empty (mqtt.url is required)")
-                ])
-            }
+            document = try YAMLComposer().compose(yaml)
+        } catch {
+            // YAMLError's description is the message: "YAML syntax error at line L, column C: …" and the like.
+            throw ConfigurationErrors([ConfigurationError(path: "", message: error.description)])
+        }
+        guard let root = document else {
+            throw ConfigurationErrors([
+                ConfigurationError(path: "", message: "the configuration is empty (mqtt.url is required)")
+            ])
+        }
+        do {
             file = try YAMLDecoder().decode(
-                BridgeConfigurationFile.self, from: yaml,
+                BridgeConfigurationFile.self, from: root,
                 userInfo: [ConfigurationDecodingContext.userInfoKey: context])
-        } catch let errors as ConfigurationErrors {
-            throw errors
-        } catch let error as YamlError {
-            throw ConfigurationErrors([ConfigurationError(path: "", message: Self.describe(error))])
         } catch {
             // The root is not a mapping, or similar: report it like any other decoding problem.
             context.record(error, at: [])
@@ -53,21 +89,5 @@ extension BridgeConfiguration {
         let configuration = validator.validate(file)
         guard validator.errors.isEmpty, let configuration else { throw ConfigurationErrors(validator.errors) }
         self = configuration
-    }
-
-    private static func describe(_ error: YamlError) -> String {
-        switch error {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
-            .composer(let context, let problem, let mark, _):
-            "YAML syntax error at line \(mark.line), column \(mark.column): \(problem)"
-                + (context.map { " (\($0.text) starting at line \($0.mark.line), column \($0.mark.column))" } ?? "")
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            "YAML error at line \(context.mark.line), column \(context.mark.column): duplicate key "
-                + duplicates.map { "\"\($0)\"" }.joined(separator: ", ")
-        case .reader(let problem, let offset, _, _):
-            "YAML cannot be read at byte \(offset ?? 0): \(problem)"
-        default:
-            "YAML error: \(error)"
-        }
     }
 }

@@ -24,7 +24,7 @@ final class ConfigurationDecodingContext {
         }
         switch decodingError {
         case .typeMismatch(let type, let context):
-            // Yams names the node type it found, not the one wanted; prefer the field's declared type.
+            // The decoder names the primitive it tried (Int for an Int? field, say); prefer the field's declared type.
             record(
                 path: context.codingPath.isEmpty ? fallbackPath : context.codingPath,
                 message: "expected \(Self.describe(expected ?? type))")
