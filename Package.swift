@@ -144,8 +144,10 @@ let package = Package(
             // a few MiB of resident pages and a relocation of their data each.
             linkerSettings: [
                 .unsafeFlags(
-                    ["-static-stdlib", "-Xlinker", "--no-export-dynamic"],
-                    .when(platforms: [.linux], configuration: .release))
+                    [
+                        "-static-stdlib", "-Xlinker", "--no-export-dynamic", "-use-ld=lld", "-Xlinker", "-z",
+                        "-Xlinker", "pack-relative-relocs",
+                    ], .when(platforms: [.linux], configuration: .release))
             ]
         ),
         // The fleet protocol at scale: the ownership state machine of many gateways over a simulated broker.
