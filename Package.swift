@@ -141,7 +141,9 @@ let package = Package(
             swiftSettings: swiftSettings,
             // The release daemon carries the Swift runtime and FoundationEssentials itself: linked statically, it
             // maps only the code it uses and resolves their calls at link time, where the shared libraries cost
-            // a few MiB of resident pages and a relocation of their data each.
+            // a few MiB of resident pages and a relocation of their data each. It exports no symbols (a resident
+            // table of 23,000 otherwise), and lld packs its relative relocations (DT_RELR, glibc 2.36): 13 KiB
+            // instead of 1.5 MiB of records read at every start.
             linkerSettings: [
                 .unsafeFlags(
                     [
