@@ -164,13 +164,7 @@ final class CentralStateStore: Sendable {
             return snapshot
         }
         do {
-            try FileManager.default.createDirectory(
-                at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let data = try encoder.encode(snapshot)
-            // Written aside and renamed over the old file: a crash never leaves half a file.
-            try data.write(to: fileURL, options: .atomic)
+            try StateFile.save(snapshot, to: fileURL)
         } catch {
             state.withLock { $0.dirty = true }
             logger.warning("state.save.failed", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])

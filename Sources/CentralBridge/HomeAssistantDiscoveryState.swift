@@ -39,12 +39,7 @@ struct HomeAssistantDiscoveryState: Sendable {
     func save(directory: String, logger: Logger) {
         let url = Self.fileURL(directory: directory)
         do {
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            // Written aside and renamed over the old file: a crash never leaves half a file.
-            try encoder.encode(inventory).write(to: url, options: .atomic)
+            try StateFile.save(inventory, to: url)
         } catch {
             logger.warning("state.save.failed", metadata: ["path": "\(url.path)", "error": "\(error)"])
         }

@@ -77,12 +77,8 @@ final class PeripheralValueStore: Sendable {
         }
         guard let values else { return }
         do {
-            try FileManager.default.createDirectory(
-                at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
             let snapshot = Snapshot(values: values.mapValues { Data($0).base64EncodedString() })
-            try encoder.encode(snapshot).write(to: fileURL, options: .atomic)
+            try StateFile.save(snapshot, to: fileURL)
         } catch {
             state.withLock { $0.dirty = true }
             logger.warning("peripheral.values.save_failed", metadata: ["path": "\(fileURL.path)", "error": "\(error)"])

@@ -22,22 +22,19 @@ package enum StateFile {
         return target
     }
 
-    /// `20261124T213045Z`: ISO 8601's basic format, which sorts by time and needs no locale.
-    static func compactUTC(_ date: Date) -> String {
-        let components = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ value: Int?) -> String {
-            let value = value ?? 0
-            return value < 10 ? "0\(value)" : "\(value)"
-        }
-        return "\(components.year ?? 0)\(two(components.month))\(two(components.day))T"
-            + "\(two(components.hour))\(two(components.minute))\(two(components.second))Z"
+    /// Writes `value` as JSON (sorted keys) to `url`, creating its folder. Written aside and renamed over the old
+    /// file, so a crash never leaves half a file.
+    package static func save(_ value: some Encodable, to url: URL) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try encoder.encode(value).write(to: url, options: .atomic)
     }
-}
 
-extension Calendar {
-    fileprivate static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        return calendar
-    }()
+    /// `20261124T213045Z`: ISO 8601's basic format in UTC, which sorts by time and needs no locale.
+    static func compactUTC(_ date: Date) -> String {
+        date.formatted(
+            Date.ISO8601FormatStyle(
+                dateSeparator: .omitted, dateTimeSeparator: .standard, timeSeparator: .omitted, timeZone: .gmt))
+    }
 }
