@@ -1,0 +1,91 @@
+"""Writes the daemon's function order for lld's --symbol-ordering-file (see scripts/link-order).
+
+Arguments: the linker map of the release daemon, then callgrind output files of the daemon's runs.
+Prints the functions the runs executed, hottest (own cost) first, keeping only names the linker can place
+without dragging cold code along. A name is placed when each of its definitions (local copies of one helper in
+many files) sits in a small section, or in a large section (a whole file's or library's code, built without
+function sections) that the runs touch throughout: ordering a name moves its whole section into the hot part, so a
+large section of which the runs touch a few functions stays where it is, costing those few pages.
+"""
+import collections
+import re
+import sys
+
+LARGE_SECTION = 64 * 1024
+# The kernel maps code around each fault in windows of 64 KiB; a large section whose windows are mostly touched is
+# resident anyway and belongs in the hot part.
+WINDOW = 64 * 1024
+DENSE = 0.5
+MAP_LINE = re.compile(r"\s*([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(\d+)\s(\s*)(.*)")
+
+
+def sections_by_symbol(map_path):
+    """Symbol name -> [(section address, section size, symbol address)] of the .text input sections defining it.
+
+    The map must be written with --no-demangle, so that its names are those callgrind reports."""
+    sections = collections.defaultdict(list)
+    output_section = None
+    section = None
+    for line in open(map_path, errors="replace"):
+        match = MAP_LINE.match(line)
+        if not match:
+            continue
+        indent = len(match.group(5))
+        name = match.group(6).strip()
+        address = int(match.group(1), 16)
+        if indent == 0:
+            output_section = name
+        elif output_section == ".text" and indent == 8:
+            section = (address, int(match.group(3), 16))
+        elif output_section == ".text" and indent == 16 and section is not None:
+            sections[name].append((section[0], section[1], address))
+    return sections
+
+
+def executed_functions(callgrind_paths):
+    """Function name -> own cost, over every run, for functions of the gattway binary."""
+    cost = collections.Counter()
+    for path in callgrind_paths:
+        in_binary = False
+        function = None
+        skip_next = False
+        for line in open(path, errors="replace"):
+            if skip_next:
+                skip_next = False
+                continue
+            if line.startswith("ob="):
+                in_binary = line[3:].strip().endswith("/gattway")
+            elif line.startswith("fn="):
+                # callgrind marks recursion depth with a quote (f'2); unnamed code appears as 0x… addresses.
+                name = line[3:].strip().split("'")[0]
+                function = name if in_binary and not name.startswith("0x") else None
+                if function:
+                    cost[function] += 0
+            elif line.startswith("calls="):
+                skip_next = True  # the next line is the call's inclusive cost, not this function's own
+            elif function and line[:1].isdigit():
+                fields = line.split()
+                if len(fields) >= 2 and fields[1].isdigit():
+                    cost[function] += int(fields[1])
+    return cost
+
+
+def main():
+    sections = sections_by_symbol(sys.argv[1])
+    cost = executed_functions(sys.argv[2:])
+    touched = collections.defaultdict(set)  # large section address -> windows the runs touch in it
+    for name in cost:
+        for section_address, size, address in sections.get(name, []):
+            if size >= LARGE_SECTION:
+                touched[section_address].add((address - section_address) // WINDOW)
+
+    def placeable(section_address, size):
+        return size < LARGE_SECTION or len(touched[section_address]) * WINDOW >= DENSE * size
+
+    for name, _ in sorted(cost.items(), key=lambda item: (-item[1], item[0])):
+        definitions = sections.get(name)
+        if definitions and all(placeable(address, size) for address, size, _ in definitions):
+            print(name)
+
+
+main()
