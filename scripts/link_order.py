@@ -11,10 +11,10 @@ import collections
 import re
 import sys
 
-LARGE_SECTION = 64 * 1024
-# The kernel maps code around each fault in windows of 64 KiB; a large section whose windows are mostly touched is
-# resident anyway and belongs in the hot part.
+# The kernel maps code around each fault in windows of 64 KiB. A section smaller than a window costs no more in the
+# hot part than where it is; a larger one whose windows are mostly touched is resident anyway and belongs there too.
 WINDOW = 64 * 1024
+LARGE_SECTION = WINDOW
 DENSE = 0.5
 MAP_LINE = re.compile(r"\s*([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(\d+)\s(\s*)(.*)")
 
