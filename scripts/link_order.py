@@ -2,10 +2,15 @@
 
 Arguments: the linker map of the release daemon, then callgrind output files of the daemon's runs.
 Prints the functions the runs executed, hottest (own cost) first, keeping only names the linker can place
-without dragging cold code along. A name is placed when each of its definitions (local copies of one helper in
+without dragging cold code along, then every protocol conformance descriptor. A name is placed when each of its definitions (local copies of one helper in
 many files) sits in a small section, or in a large section (a whole file's or library's code, built without
 function sections) that the runs touch throughout: ordering a name moves its whole section into the hot part, so a
 large section of which the runs touch a few functions stays where it is, costing those few pages.
+
+Protocol conformance descriptors (mangled names ending in `Mc`) are read together: the first lookup of a
+conformance (a generic call, an `as?` cast, a Codable container) walks every descriptor in the binary. Spread
+through the read-only data of every module and library, about 4,500 of them kept 1.3 of its 2.1 MiB resident;
+gathered, they cost their own 0.4 MiB.
 """
 import collections
 import re
@@ -40,6 +45,23 @@ def sections_by_symbol(map_path):
         elif output_section == ".text" and indent == 16 and section is not None:
             sections[name].append((section[0], section[1], address))
     return sections
+
+
+def conformance_descriptors(map_path):
+    """Names of the protocol conformance descriptors outside .text, in map order."""
+    names = []
+    output_section = None
+    for line in open(map_path, errors="replace"):
+        match = MAP_LINE.match(line)
+        if not match:
+            continue
+        indent = len(match.group(5))
+        name = match.group(6).strip()
+        if indent == 0:
+            output_section = name
+        elif indent == 16 and output_section != ".text" and name.endswith("Mc") and name.startswith("$s"):
+            names.append(name)
+    return names
 
 
 def executed_functions(callgrind_paths):
@@ -86,6 +108,8 @@ def main():
         definitions = sections.get(name)
         if definitions and all(placeable(address, size) for address, size, _ in definitions):
             print(name)
+    for name in conformance_descriptors(sys.argv[1]):
+        print(name)
 
 
 main()

@@ -6,7 +6,10 @@ import UnixSignals
 
 /// `systemctl reload gattway` (SIGHUP): reads the configuration file again and hands its devices to the central
 /// bridge. A file that does not validate changes nothing; its errors go to the log and to `bridge/event`.
-struct ConfigurationReloader: Service {
+struct ConfigurationReloader: Service, CustomStringConvertible {
+    /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
+    var description: String { "configuration reloader" }
+
     let path: String
     let central: CentralBridge
     let logger: Logger

@@ -1,7 +1,6 @@
 import ArgumentParser
 
-/// The `gattway` command: a BLE ⇄ MQTT bridge daemon and its configuration tools.
-@main
+/// The `gattway` command: a BLE ⇄ MQTT bridge daemon and its configuration tools (entered through `GattwayMain`).
 struct Gattway: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gattway",

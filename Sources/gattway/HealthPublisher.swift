@@ -10,7 +10,10 @@ import ServiceLifecycle
 /// Publishes `<base>/bridge/<gateway_id>/health` (retained, QoS 1): checked every 2 s, published when anything but
 /// the uptime changed and every `interval` otherwise. It reads what is already there: BlueZ's name on the bus, the
 /// central bridge's object tree, the MQTT clients' statistics, the last error logged.
-struct HealthPublisher: Service {
+struct HealthPublisher: Service, CustomStringConvertible {
+    /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
+    var description: String { "health publisher" }
+
     let topic: String
     let interval: Duration
     let mqtt: MosquittoClient

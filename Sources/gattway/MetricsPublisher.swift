@@ -7,7 +7,10 @@ import ServiceLifecycle
 /// Publishes a snapshot of every metric to `<base>/bridge/metrics` every `interval` (QoS 0, not retained: a
 /// snapshot is only news when it is fresh), with the MQTT clients' and the D-Bus connection's own statistics
 /// recorded just before.
-struct MetricsPublisher: Service {
+struct MetricsPublisher: Service, CustomStringConvertible {
+    /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
+    var description: String { "metrics publisher" }
+
     let factory: MetricsSnapshotFactory
     let interval: Duration
     let topic: String

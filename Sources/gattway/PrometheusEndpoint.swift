@@ -9,7 +9,10 @@ import ServiceLifecycle
 /// Serves every metric in the Prometheus text format on `http://<listen>/metrics` (`metrics.prometheus.listen`),
 /// until graceful shutdown. The MQTT and D-Bus statistics are recorded every few seconds while it runs, so a
 /// scrape sees them no staler than that.
-struct PrometheusEndpoint: Service {
+struct PrometheusEndpoint: Service, CustomStringConvertible {
+    /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
+    var description: String { "Prometheus endpoint" }
+
     let address: ListenAddress
     let registry: PrometheusCollectorRegistry
     let statistics: ClientStatisticsRecorder

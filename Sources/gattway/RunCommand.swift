@@ -188,7 +188,10 @@ extension RunCommand {
 }
 
 /// Tells systemd that the daemon is ready once the broker is connected, and that it is stopping on shutdown.
-struct SystemdReadiness: Service {
+struct SystemdReadiness: Service, CustomStringConvertible {
+    /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
+    var description: String { "systemd readiness" }
+
     let mqtt: MosquittoClient
 
     func run() async throws {
