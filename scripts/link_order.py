@@ -8,9 +8,8 @@ function sections) that the runs touch throughout: ordering a name moves its who
 large section of which the runs touch a few functions stays where it is, costing those few pages.
 
 Protocol conformance descriptors (mangled names ending in `Mc`) are read together: the first lookup of a
-conformance (a generic call, an `as?` cast, a Codable container) walks every descriptor in the binary. Spread
-through the read-only data of every module and library, about 4,500 of them kept 1.3 of its 2.1 MiB resident;
-gathered, they cost their own 0.4 MiB.
+conformance (a generic call, an `as?` cast, a Codable container) walks every descriptor in the binary. Gathered,
+the 5,700 of them take 0.4 MiB at the start of .rodata instead of a few bytes on most of its pages.
 """
 import collections
 import re
