@@ -23,11 +23,10 @@ DENSE = 0.5
 MAP_LINE = re.compile(r"\s*([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(\d+)\s(\s*)(.*)")
 
 
-def sections_by_symbol(map_path):
-    """Symbol name -> [(section address, section size, symbol address)] of the .text input sections defining it.
+def map_symbols(map_path):
+    """(output section, input section address, input section size, symbol name, symbol address) per symbol.
 
     The map must be written with --no-demangle, so that its names are those callgrind reports."""
-    sections = collections.defaultdict(list)
     output_section = None
     section = None
     for line in open(map_path, errors="replace"):
@@ -39,28 +38,28 @@ def sections_by_symbol(map_path):
         address = int(match.group(1), 16)
         if indent == 0:
             output_section = name
-        elif output_section == ".text" and indent == 8:
+        elif indent == 8:
             section = (address, int(match.group(3), 16))
-        elif output_section == ".text" and indent == 16 and section is not None:
-            sections[name].append((section[0], section[1], address))
+        elif indent == 16 and section is not None:
+            yield output_section, section[0], section[1], name, address
+
+
+def sections_by_symbol(map_path):
+    """Symbol name -> [(section address, section size, symbol address)] of the .text input sections defining it."""
+    sections = collections.defaultdict(list)
+    for output_section, section_address, size, name, address in map_symbols(map_path):
+        if output_section == ".text":
+            sections[name].append((section_address, size, address))
     return sections
 
 
 def conformance_descriptors(map_path):
     """Names of the protocol conformance descriptors outside .text, in map order."""
-    names = []
-    output_section = None
-    for line in open(map_path, errors="replace"):
-        match = MAP_LINE.match(line)
-        if not match:
-            continue
-        indent = len(match.group(5))
-        name = match.group(6).strip()
-        if indent == 0:
-            output_section = name
-        elif indent == 16 and output_section != ".text" and name.endswith("Mc") and name.startswith("$s"):
-            names.append(name)
-    return names
+    return [
+        name
+        for output_section, _, _, name, _ in map_symbols(map_path)
+        if output_section != ".text" and name.startswith("$s") and name.endswith("Mc")
+    ]
 
 
 def executed_functions(callgrind_paths):
