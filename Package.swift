@@ -41,6 +41,11 @@ let package = Package(
         .target(name: "YAML", dependencies: ["CYAML"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
 
+        // What the daemon does with its own address space once it runs: its libraries' dynamic-linking tables
+        // dropped from its resident set.
+        .target(name: "ProcessMemory", swiftSettings: swiftSettings),
+        .testTarget(name: "ProcessMemoryTests", dependencies: ["ProcessMemory"], swiftSettings: swiftSettings),
+
         // One thread polling sockets, running timers and jobs: the loop the D-Bus connection, the MQTT client and the
         // notification sockets of the hot path share.
         .systemLibrary(name: "CEpoll"),
@@ -128,7 +133,7 @@ let package = Package(
             name: "gattway",
             dependencies: [
                 "BridgeCore", "CentralBridge", "PeripheralBridge", "Mosquitto", "MQTTCore", "BlueZ", "DBus", "AESCCM",
-                "BluetoothCore",
+                "BluetoothCore", "ProcessMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -147,12 +152,13 @@ let package = Package(
             // table of 23,000 otherwise), and lld packs its relative relocations (DT_RELR, glibc 2.36): 13 KiB
             // instead of 1.5 MiB of records read at every start. The functions the daemon runs come first, packed
             // (Link/gattway.order, made by scripts/link-order): spread among those it never runs, their 1.6 MiB
-            // kept 10.8 MiB of code resident.
+            // kept 10.8 MiB of code resident. Its symbols are bound at start (-z now, full RELRO): nothing reads the
+            // libraries' symbol tables later, so the daemon can drop them from memory once it runs (ProcessMemory).
             linkerSettings: [
                 .unsafeFlags(
                     [
                         "-static-stdlib", "-Xlinker", "--no-export-dynamic", "-use-ld=lld", "-Xlinker", "-z",
-                        "-Xlinker", "pack-relative-relocs", "-Xlinker",
+                        "-Xlinker", "pack-relative-relocs", "-Xlinker", "-z", "-Xlinker", "now", "-Xlinker",
                         "--symbol-ordering-file=\(Context.packageDirectory)/Link/gattway.order", "-Xlinker",
                         "--no-warn-symbol-ordering", "-Xlinker", "-T", "-Xlinker",
                         "\(Context.packageDirectory)/Link/private-functions.ld",

@@ -8,6 +8,7 @@ import MQTTCore
 import Metrics
 import Mosquitto
 import PeripheralBridge
+import ProcessMemory
 import ServiceLifecycle
 import UnixSignals
 
@@ -90,7 +91,7 @@ struct RunCommand: AsyncParsableCommand {
             configuration: configuration, central: BlueZCentral(client: bluez), mqtt: mqtt,
             version: GattwayVersion.current,
             bindkeys: bindkeys, openAESCCM: BindkeyLoader.openAESCCM, logger: Logger(label: "gattway.central"))
-        let readiness = SystemdReadiness(mqtt: mqtt)
+        let readiness = SystemdReadiness(mqtt: mqtt, logger: Logger(label: "gattway"))
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: mqtt), .init(service: central), .init(service: readiness),
             .init(service: ConfigurationReloader(path: config, central: central, logger: logger)),
@@ -187,12 +188,14 @@ extension RunCommand {
     }
 }
 
-/// Tells systemd that the daemon is ready once the broker is connected, and that it is stopping on shutdown.
+/// Tells systemd that the daemon is ready once the broker is connected, and that it is stopping on shutdown. Once
+/// ready, the daemon has loaded and bound every library it runs: it drops their dynamic-linking tables from memory.
 struct SystemdReadiness: Service, CustomStringConvertible {
     /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
     var description: String { "systemd readiness" }
 
     let mqtt: MosquittoClient
+    let logger: Logger
 
     func run() async throws {
         // A broker that never answers must not hold up a stop: shutdown ends the wait, and READY=1 is then not sent.
@@ -201,8 +204,23 @@ struct SystemdReadiness: Service, CustomStringConvertible {
         }
         if connected != nil, !Task.isShuttingDownGracefully {
             SystemdNotifier.notify("READY=1")
+            releaseLoaderTables()
             try? await gracefulShutdown()
         }
         SystemdNotifier.notify("STOPPING=1")
+    }
+}
+
+extension SystemdReadiness {
+    private func releaseLoaderTables() {
+        do {
+            let released = try LoaderTables.release()
+            logger.debug(
+                "dropped the libraries' dynamic-linking tables from memory",
+                metadata: ["libraries": "\(released.libraries)", "KiB": "\(released.bytes / 1024)"])
+        } catch {
+            // Only memory is at stake: the daemon runs on with the tables resident.
+            logger.warning("could not drop the libraries' dynamic-linking tables: \(error)")
+        }
     }
 }
