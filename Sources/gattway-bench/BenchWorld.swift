@@ -31,7 +31,7 @@ final class BenchWorld: BenchPhaseWorld {
     /// simulator fail every AcquireNotify, so Gattway must fall back to StartNotify.
     init(
         paths: BenchPaths, devices: Int, qos: MQTTQoS, refuseAcquireNotify: Bool, brokerNoDelay: Bool,
-        label: String
+        metricsInterval: Int? = nil, label: String
     ) async throws {
         self.devices = devices
         directory = try makeTemporaryDirectory("gattway-bench-\(label)")
@@ -58,8 +58,10 @@ final class BenchWorld: BenchPhaseWorld {
                     .string("Operation is not supported"), .uint32(0),
                 ])
         }
-        try Self.configuration(port: port, devices: devices, qos: qos, directory: directory)
-            .write(toFile: directory + "/gattway.yaml", atomically: true, encoding: .utf8)
+        try Self.configuration(
+            port: port, devices: devices, qos: qos, directory: directory, metricsInterval: metricsInterval
+        )
+        .write(toFile: directory + "/gattway.yaml", atomically: true, encoding: .utf8)
         gattway = try BenchProcess(
             paths.gattway, ["run", "--config", directory + "/gattway.yaml"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress], logPath: directory + "/gattway.log")
@@ -76,15 +78,17 @@ final class BenchWorld: BenchPhaseWorld {
     ///
     /// `scanPattern`: a discovery filter (`bluetooth.scan.pattern`, an address or name prefix), so that bluetoothd
     /// reports only the devices relayed and Gattway does not take in the adverts of the scenario's others.
+    /// `metricsInterval`: `mqtt.metrics_interval`, the daemon's default when nil.
     static func configuration(
-        port: UInt16, devices: Int, qos: MQTTQoS, directory: String, scanPattern: String? = nil
+        port: UInt16, devices: Int, qos: MQTTQoS, directory: String, scanPattern: String? = nil,
+        metricsInterval: Int? = nil
     ) -> String {
         var yaml = """
             mqtt:
               url: "mqtt://127.0.0.1:\(port)"
               base_topic: \(base)
               client_id: gattway-bench
-              qos: \(qos.rawValue)
+              qos: \(qos.rawValue)\(metricsInterval.map { "\n  metrics_interval: \($0)" } ?? "")
             state_dir: "\(directory)/state"
             log_level: info
             bluetooth:

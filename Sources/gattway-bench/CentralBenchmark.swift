@@ -31,8 +31,16 @@ struct CentralBenchmark: AsyncParsableCommand {
     @Option(help: "The gattway binary (default: next to this program).") var gattway: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
+    @Option(
+        help: """
+            Gattway's mqtt.metrics_interval in seconds (default: the daemon's, 60). scripts/link-order sets 1, so that             its short runs under callgrind include the metrics report.
+            """)
+    var metricsInterval: Int?
 
     func validate() throws {
+        if let metricsInterval, !(1...86_400).contains(metricsInterval) {
+            throw ValidationError("--metrics-interval must be within 1…86400 seconds")
+        }
         guard (1...10).contains(devices) else {
             throw ValidationError("--devices must be within 1…10 (firehose.yaml has 10)")
         }
@@ -90,7 +98,7 @@ struct CentralBenchmark: AsyncParsableCommand {
             do {
                 return try await BenchWorld(
                     paths: locations, devices: devices, qos: qos, refuseAcquireNotify: path == .startNotify,
-                    brokerNoDelay: brokerNodelay, label: path.rawValue)
+                    brokerNoDelay: brokerNodelay, metricsInterval: metricsInterval, label: path.rawValue)
             } catch let error as BenchError where attempt == 1 {
                 progress("… \(path.rawValue): start failed, retrying once: \(String(error.description.prefix(300)))")
             }
