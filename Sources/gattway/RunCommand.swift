@@ -8,7 +8,6 @@ import MQTTCore
 import Metrics
 import Mosquitto
 import PeripheralBridge
-import ProcessMemory
 import ServiceLifecycle
 import UnixSignals
 
@@ -46,6 +45,7 @@ struct RunCommand: AsyncParsableCommand {
             return ErrorRecordingLogHandler(inner: handler, errors: errors)
         }
         let logger = Logger(label: "gattway")
+        LoaderTablesRelease.drop(when: "starting", logger: logger)
         for warning in SecretFilePermissions.warnings(for: configuration) {
             logger.warning("config.secret.exposed", metadata: ["warning": "\(warning)"])
         }
@@ -189,7 +189,7 @@ extension RunCommand {
 }
 
 /// Tells systemd that the daemon is ready once the broker is connected, and that it is stopping on shutdown. Once
-/// ready, the daemon has loaded and bound every library it runs: it drops their dynamic-linking tables from memory.
+/// ready, the daemon drops its libraries' dynamic-linking tables from memory again (see `LoaderTablesRelease`).
 struct SystemdReadiness: Service, CustomStringConvertible {
     /// The name ServiceLifecycle logs it by (without one it would describe every stored property by reflection).
     var description: String { "systemd readiness" }
@@ -204,23 +204,9 @@ struct SystemdReadiness: Service, CustomStringConvertible {
         }
         if connected != nil, !Task.isShuttingDownGracefully {
             SystemdNotifier.notify("READY=1")
-            releaseLoaderTables()
+            LoaderTablesRelease.drop(when: "ready", logger: logger)
             try? await gracefulShutdown()
         }
         SystemdNotifier.notify("STOPPING=1")
-    }
-}
-
-extension SystemdReadiness {
-    private func releaseLoaderTables() {
-        do {
-            let released = try LoaderTables.release()
-            logger.debug(
-                "dropped the libraries' dynamic-linking tables from memory",
-                metadata: ["libraries": "\(released.libraries)", "KiB": "\(released.bytes / 1024)"])
-        } catch {
-            // Only memory is at stake: the daemon runs on with the tables resident.
-            logger.warning("could not drop the libraries' dynamic-linking tables: \(error)")
-        }
     }
 }
