@@ -31,6 +31,11 @@ final class CentralStateStore: Sendable {
         var lastValues: [String: [UInt8]] = [:]
         var publishedThisRun: Set<String> = []
         var dirty = false
+
+        /// A topic that is no longer retained (its configuration changed) has its remembered value dropped, once.
+        mutating func forgetLastValue(of topic: String, first: Bool) {
+            if first, lastValues.removeValue(forKey: topic) != nil { dirty = true }
+        }
     }
 
     private let fileURL: URL
@@ -128,14 +133,24 @@ final class CentralStateStore: Sendable {
     /// Marks `topic` published this run and records `value` as its last value. False for a `retained` topic's first
     /// value this run when it equals the one remembered from the last run: the broker still holds it, so a restart
     /// does not republish it.
+    ///
+    /// Only a retained topic's last value is remembered, and only a changed one makes the state dirty: the state
+    /// file is rewritten (and synced) at most every 2 s while it is dirty, and a value topic that is not retained,
+    /// or a sensor repeating one reading, would otherwise rewrite it every 2 s for nothing.
     func recordPublication(of value: [UInt8], on topic: String, retained: Bool) -> Bool {
         // The rule of `recordPublications`, without a batch around one value (this is the StartNotify hot path).
         state.withLock { state in
             let first = state.publishedThisRun.insert(topic).inserted
-            let skip = retained && first && state.lastValues[topic] == value
-            state.lastValues[topic] = value
-            state.dirty = true
-            return !skip
+            guard retained else {
+                state.forgetLastValue(of: topic, first: first)
+                return true
+            }
+            let unchanged = state.lastValues[topic] == value
+            if !unchanged {
+                state.lastValues[topic] = value
+                state.dirty = true
+            }
+            return !(first && unchanged)
         }
     }
 
@@ -144,9 +159,15 @@ final class CentralStateStore: Sendable {
         guard !values.isEmpty else { return [] }
         return state.withLock { state in
             let first = state.publishedThisRun.insert(topic).inserted
-            let skipFirst = retained && first && state.lastValues[topic] == values[0]
-            state.lastValues[topic] = values[values.count - 1]
-            state.dirty = true
+            guard retained else {
+                state.forgetLastValue(of: topic, first: first)
+                return values[...]
+            }
+            let skipFirst = first && state.lastValues[topic] == values[0]
+            if state.lastValues[topic] != values[values.count - 1] {
+                state.lastValues[topic] = values[values.count - 1]
+                state.dirty = true
+            }
             return values[(skipFirst ? 1 : 0)...]
         }
     }

@@ -76,4 +76,59 @@ import Testing
         #expect(reloaded.topic(of: second) == "lock")
         #expect(reloaded.topic(of: first) == nil)
     }
+
+    /// Whether `saveIfDirty` writes the file: it is removed first, so it exists afterwards only when written.
+    private func savesSomething(_ store: CentralStateStore) throws -> Bool {
+        if FileManager.default.fileExists(atPath: statePath) { try FileManager.default.removeItem(atPath: statePath) }
+        store.saveIfDirty()
+        return FileManager.default.fileExists(atPath: statePath)
+    }
+
+    @Test func aValueTopicThatIsNotRetainedNeverRewritesTheStateFile() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (logger, _) = RecordingLogHandler.makeLogger()
+        let store = CentralStateStore(directory: directory, logger: logger)
+        for value: UInt8 in 1...5 {
+            #expect(store.recordPublication(of: [value], on: "gattway/strap/heart_rate", retained: false))
+        }
+        #expect(
+            store.recordPublications(of: [[6], [7]], on: "gattway/strap/heart_rate", retained: false) == [[6], [7]])
+        #expect(try !savesSomething(store))
+        #expect(store.lastValue(of: "gattway/strap/heart_rate") == nil)
+    }
+
+    @Test func aRetainedTopicRewritesTheStateFileOnlyWhenItsValueChanges() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (logger, _) = RecordingLogHandler.makeLogger()
+        let store = CentralStateStore(directory: directory, logger: logger)
+        #expect(store.recordPublication(of: Array("lock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(try savesSomething(store))
+        #expect(store.recordPublication(of: Array("lock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(store.recordPublications(of: [Array("lock".utf8)], on: "gattway/lock/state", retained: true).count == 1)
+        #expect(try !savesSomething(store))
+        #expect(store.recordPublication(of: Array("unlock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(try savesSomething(store))
+
+        // A restarted bridge skips the unchanged first value, and that changes nothing to save.
+        let restarted = CentralStateStore(directory: directory, logger: logger)
+        restarted.load()
+        #expect(!restarted.recordPublication(of: Array("unlock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(try !savesSomething(restarted))
+    }
+
+    @Test func aTopicNoLongerRetainedHasItsRememberedValueDroppedOnce() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (logger, _) = RecordingLogHandler.makeLogger()
+        let store = CentralStateStore(directory: directory, logger: logger)
+        _ = store.recordPublication(of: [1], on: "gattway/meter/power", retained: true)
+        store.save()
+        let restarted = CentralStateStore(directory: directory, logger: logger)
+        restarted.load()
+        #expect(restarted.lastValue(of: "gattway/meter/power") == [1])
+        #expect(restarted.recordPublication(of: [1], on: "gattway/meter/power", retained: false))
+        #expect(restarted.lastValue(of: "gattway/meter/power") == nil)
+        #expect(try savesSomething(restarted))
+        #expect(restarted.recordPublication(of: [2], on: "gattway/meter/power", retained: false))
+        #expect(try !savesSomething(restarted))
+    }
 }
