@@ -43,7 +43,7 @@ let package = Package(
 
         // What the daemon does with its own address space once it runs: its libraries' dynamic-linking tables
         // dropped from its resident set.
-        .target(name: "ProcessMemory", swiftSettings: swiftSettings),
+        .target(name: "ProcessMemory", dependencies: ["BridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "ProcessMemoryTests", dependencies: ["ProcessMemory"], swiftSettings: swiftSettings),
 
         // One thread polling sockets, running timers and jobs: the loop the D-Bus connection, the MQTT client and the
@@ -252,7 +252,9 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestWorld", "DBus", "BridgeCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TestWorld", "DBus", "BridgeCore", "ProcessMemory", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -5,10 +5,8 @@ package struct ELFProgramHeader: Equatable, Sendable {
     package static let dynamic: UInt32 = 2
     package static let tls: UInt32 = 7
     package static let ehFrameHeader: UInt32 = 0x6474_e550
-    package static let relocationReadOnly: UInt32 = 0x6474_e552
 
     package static let executable: UInt32 = 1
-    package static let writable: UInt32 = 2
     package static let readable: UInt32 = 4
 
     package var type: UInt32

@@ -1,3 +1,4 @@
+import BridgeCore
 import Glibc
 
 extension LoaderTables {
@@ -37,6 +38,22 @@ extension LoaderTables {
         return released
     }
 
+    /// The resident KiB of the first mapping (the one `release` drops pages of) of the first library whose path
+    /// contains `library`, in process `pid` ("self" for this one), from its smaps; nil when it maps no such library.
+    package static func residentKiB(ofFirstSegmentOf library: String, pid: String = "self") throws(ProcessMemoryError)
+        -> Int?
+    {
+        var inside = false
+        for line in try readSmallFile("/proc/\(pid)/smaps", limit: 64 << 20).split(separator: "\n") {
+            if let mapping = ProcessMapping(line: line) {
+                inside = mapping.isObjectStart && mapping.path.contains(library)
+            } else if inside, line.hasPrefix("Rss:") {
+                return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+            }
+        }
+        return nil
+    }
+
     static func currentMappings() throws(ProcessMemoryError) -> [ProcessMapping] {
         try readSmallFile("/proc/self/maps", limit: 4 << 20).split(separator: "\n").compactMap {
             ProcessMapping(line: $0)
@@ -50,21 +67,12 @@ extension LoaderTables {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// A /proc file read whole with `read` (its size is not known beforehand), at most `limit` bytes.
+    /// A /proc file's text (its size is reported as 0: it is read until the end), at most `limit` bytes.
     static func readSmallFile(_ path: String, limit: Int) throws(ProcessMemoryError) -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ProcessMemoryError("open \(path)", errno: errno) }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw ProcessMemoryError("read \(path)", errno: errno) }
-            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
-            bytes += chunk[..<count]
+        switch BoundedFile.contents(of: path, limit: limit) {
+        case .success(let bytes): return String(decoding: bytes, as: UTF8.self)
+        case .failure(let error): throw ProcessMemoryError("read \(path): \(error)", errno: 0)
         }
-        throw ProcessMemoryError("read \(path): over \(limit) bytes", errno: 0)
     }
 }
 

@@ -33,7 +33,8 @@ struct CentralBenchmark: AsyncParsableCommand {
     var simulator: String?
     @Option(
         help: """
-            Gattway's mqtt.metrics_interval in seconds (default: the daemon's, 60). scripts/link-order sets 1, so that             its short runs under callgrind include the metrics report.
+            Gattway's mqtt.metrics_interval in seconds (default: the daemon's, 60). scripts/link-order sets 1, so that
+            its short runs under callgrind include the metrics report.
             """)
     var metricsInterval: Int?
 

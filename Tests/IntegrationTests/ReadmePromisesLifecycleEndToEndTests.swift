@@ -1,4 +1,5 @@
 import Foundation
+import ProcessMemory
 import TestWorld
 import Testing
 
@@ -83,20 +84,7 @@ struct ReadmePromisesLifecycleEndToEndTests {
         var resident = Int.max
         let deadline = ContinuousClock.now + .seconds(10)
         repeat {
-            // Read to the end: /proc files report size 0, and a read sized by it stops after the first page.
-            let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(pid)/smaps"))
-            let smaps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-            try handle.close()
-            var inside = false
-            for line in smaps.split(separator: "\n") {
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                if fields.count >= 6, fields[0].contains("-"), fields[1].count == 4 {
-                    inside = fields[1] == "r--p" && fields[2] == "00000000" && fields[5].contains(library)
-                } else if inside, fields.first == "Rss:", fields.count >= 2 {
-                    resident = Int(fields[1]) ?? Int.max
-                    break
-                }
-            }
+            resident = try LoaderTables.residentKiB(ofFirstSegmentOf: library, pid: "\(pid)") ?? Int.max
             if resident <= atMost { return resident }
             try await Task.sleep(for: .milliseconds(100))
         } while ContinuousClock.now < deadline

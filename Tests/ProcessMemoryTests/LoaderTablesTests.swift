@@ -139,18 +139,8 @@ struct ProcessMappingTests {
 /// back from the file.
 @Suite(.serialized)
 struct LoaderTablesReleaseTests {
-    /// Resident KiB of the first mapping of the object whose path contains `name`, from /proc/self/smaps.
     static func residentKiB(ofFirstMappingOf name: String) throws -> Int {
-        let smaps = try LoaderTables.readSmallFile("/proc/self/smaps", limit: 64 << 20)
-        var inside = false
-        for line in smaps.split(separator: "\n") {
-            if let mapping = ProcessMapping(line: line) {
-                inside = mapping.isObjectStart && mapping.path.contains(name)
-            } else if inside, line.hasPrefix("Rss:") {
-                return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])!
-            }
-        }
-        throw ProcessMemoryError("no mapping of \(name)", errno: 0)
+        try #require(try LoaderTables.residentKiB(ofFirstSegmentOf: name), "no mapping of \(name)")
     }
 
     @Test func libcsTablesLeaveTheResidentSetAndALaterLookupStillFindsItsSymbols() throws {

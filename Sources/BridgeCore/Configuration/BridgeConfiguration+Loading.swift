@@ -20,34 +20,14 @@ extension BridgeConfiguration {
         return try BridgeConfiguration(yaml: text)
     }
 
-    /// Why a file could not be read, in the system's words (`strerror`) or ours for a file too large.
-    private struct ReadProblem: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The file's text, read with plain `open`/`read` and at most `limit` bytes, and refused unless it is UTF-8.
-    private static func readText(_ path: String, limit: Int) -> Result<String, ReadProblem> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .failure(ReadProblem(description: String(cString: strerror(errno)))) }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(ReadProblem(description: String(cString: strerror(errno))))
+    /// The file's text, at most `limit` bytes, and refused unless it is UTF-8.
+    private static func readText(_ path: String, limit: Int) -> Result<String, BoundedFile.ReadError> {
+        BoundedFile.contents(of: path, limit: limit).flatMap { bytes in
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                return .failure(BoundedFile.ReadError(description: "not UTF-8 text"))
             }
-            if count == 0 { break }
-            bytes += chunk[..<count]
-            guard bytes.count <= limit else {
-                return .failure(ReadProblem(description: "larger than \(limit) bytes"))
-            }
+            return .success(text)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            return .failure(ReadProblem(description: "not UTF-8 text"))
-        }
-        return .success(text)
     }
 
     /// Parses and validates YAML (or JSON) text.
