@@ -95,8 +95,8 @@ private final class SocketReader: @unchecked Sendable {
     private var watch: FileWatch?
     private var paused = false
     private var finished = false
-    /// Reused for every datagram.
-    private let receiveBuffer: UnsafeMutableRawBufferPointer
+    /// Reused for every read.
+    private let datagrams: DatagramBatch
 
     init(
         fd: Int32, bufferSize: Int, loop: PollLoop, status: SocketStatus,
@@ -108,7 +108,7 @@ private final class SocketReader: @unchecked Sendable {
         self.status = status
         self.onBatch = onBatch
         self.onClose = onClose
-        receiveBuffer = .allocate(byteCount: bufferSize, alignment: 1)
+        datagrams = DatagramBatch(capacity: 16, datagramSize: bufferSize)
     }
 
     deinit {
@@ -121,7 +121,6 @@ private final class SocketReader: @unchecked Sendable {
                 Glibc.close(fd)
             }
         }
-        receiveBuffer.deallocate()
     }
 
     func start() {
@@ -161,25 +160,29 @@ private final class SocketReader: @unchecked Sendable {
     private func readAvailable() {
         var batch: [[UInt8]] = []
         var hungUp = false
-        // Drain what is there now, bounded so one busy socket cannot starve the loop.
-        for _ in 0..<512 {
-            let count = recv(fd, receiveBuffer.baseAddress, receiveBuffer.count, Int32(MSG_DONTWAIT))
-            if count > 0 {
-                // One exact-size copy per notification: it becomes the MQTT payload.
-                batch.append(Array(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<count])))
-            } else if count == 0 {
-                // SOCK_SEQPACKET returns 0 both for an empty datagram (an empty notification: a value like any
-                // other) and at end of file. Only a peer that shut down can mean the latter.
-                if Self.isEndOfFile(fd) {
-                    hungUp = true
-                    break
+        // What is queued now, in one call (at most `datagrams.capacity`: the loop comes back while more is queued).
+        if let received = datagrams.receive(from: fd) {
+            // SOCK_SEQPACKET reads 0 bytes both for an empty datagram (an empty notification: a value like any
+            // other) and at the end of file, which fills every slot after it. An empty datagram with bytes after
+            // it is a value; only the trailing empty run can be the end of file, and only a peer that shut down
+            // can make it that.
+            let lastWithBytes = (0..<received).last { !datagrams.datagram(at: $0).isEmpty } ?? -1
+            var endOfFile: Bool?
+            for index in 0..<received {
+                let bytes = datagrams.datagram(at: index)
+                if bytes.isEmpty && index > lastWithBytes {
+                    let atEnd = endOfFile ?? Self.isEndOfFile(fd)
+                    endOfFile = atEnd
+                    if atEnd {
+                        hungUp = true
+                        break
+                    }
                 }
-                batch.append([])
-            } else {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
-                hungUp = true
-                break
+                // One exact-size copy per notification: it becomes the MQTT payload.
+                batch.append(Array(bytes))
             }
+        } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+            hungUp = true
         }
         if !batch.isEmpty {
             let taken = onBatch(batch)
@@ -195,7 +198,7 @@ private final class SocketReader: @unchecked Sendable {
         if hungUp { finish(peerHungUp: true) }
     }
 
-    /// After a 0-byte `recv`: true when the peer has hung up and nothing but the end of file is left to read.
+    /// After a 0-byte read: true when the peer has hung up and nothing but the end of file is left to read.
     ///
     /// A datagram sent before the hang-up is still read first (the kernel keeps the queue), so with POLLHUP set the
     /// 0 is the end of file unless bytes are still queued behind it. Empty datagrams queued right before a hang-up

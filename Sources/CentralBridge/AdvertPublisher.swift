@@ -235,8 +235,7 @@ final class AdvertPublisher: Sendable {
     ) -> [FollowUp] {
         var actions: [FollowUp] = []
         // Sent under the lock, so that the actor and the D-Bus loop cannot reorder two publications of one
-        // device. One by one: offered together, the client corks the socket around them, and measured that costs
-        // more CPU per advertisement than the second write it saves.
+        // device.
         var messages: [MQTTMessage] = []
         defer { for message in messages { outbox.send(message) } }
         decode(&device, in: &state, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)

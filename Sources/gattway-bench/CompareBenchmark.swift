@@ -39,6 +39,11 @@ struct CompareBenchmark: AsyncParsableCommand {
     var gattway: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
+    @Option(
+        help:
+            "Rounds: each runs the C program and Gattway once more on every side and path, the two back to back and in turns going first, so that both meet the machine alike; a figure is the median over rounds, a ratio the median of each round's own ratio. bleak runs in the first round only."
+    )
+    var rounds: Int = 3
 
     func validate() throws {
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
@@ -47,6 +52,7 @@ struct CompareBenchmark: AsyncParsableCommand {
         _ = try selectedRelays()
         _ = try selectedPaths()
         _ = try selectedSides()
+        guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be 1…20, got \(rounds)") }
     }
 
     private func pacedRates() throws -> [Double] {
@@ -61,6 +67,14 @@ struct CompareBenchmark: AsyncParsableCommand {
         try BenchLocations.list(relays, of: "relay", choices: "c, gattway and/or bleak") {
             CompareRelayKind(rawValue: $0)
         }
+    }
+
+    /// The relays of one round: the C program and Gattway go first in turns (a machine that slows down or speeds up
+    /// over a round then weighs on both alike across rounds); bleak, only context, runs in the first round.
+    private func relaysInTurn(round: Int) throws -> [CompareRelayKind] {
+        let selected = try selectedRelays()
+        let turned = round.isMultiple(of: 2) ? selected.reversed() : selected
+        return turned.filter { $0 != .bleak || round == 1 }
     }
 
     private func selectedPaths() throws -> [SubscriptionPath] {
@@ -90,10 +104,14 @@ struct CompareBenchmark: AsyncParsableCommand {
                 let runner = CompareRelayRunner(
                     stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
                     minimumNotifications: minimumNotifications)
-                for kind in try selectedRelays() {
-                    if kind == .c { compileCommands[.central] = try runner.compileCRelay() }
+                if try selectedRelays().contains(.c) { compileCommands[.central] = try runner.compileCRelay() }
+                for round in 1...rounds {
                     for path in try selectedPaths() {
-                        rows += try await runner.measure(kind, path, rates: try pacedRates())
+                        for kind in try relaysInTurn(round: round) {
+                            rows += try await runner.measure(kind, path, rates: try pacedRates()).map {
+                                $0.inRound(round)
+                            }
+                        }
                     }
                 }
             }
@@ -101,13 +119,17 @@ struct CompareBenchmark: AsyncParsableCommand {
                 let runner = ComparePeripheralRunner(
                     stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
                     minimumNotifications: minimumNotifications)
+                if try selectedRelays().contains(.c) { compileCommands[.peripheral] = try runner.compileCPeripheral() }
                 var index = 0
-                // bleak has no peripheral role here (a bless script would be its counterpart).
-                for kind in try selectedRelays() where kind != .bleak {
-                    if kind == .c { compileCommands[.peripheral] = try runner.compileCPeripheral() }
+                for round in 1...rounds {
                     for path in try selectedPaths() {
-                        index += 1
-                        rows += try await runner.measure(kind, path, rates: try pacedRates(), run: index)
+                        // bleak has no peripheral role here (a bless script would be its counterpart).
+                        for kind in try relaysInTurn(round: round) where kind != .bleak {
+                            index += 1
+                            rows += try await runner.measure(kind, path, rates: try pacedRates(), run: index).map {
+                                $0.inRound(round)
+                            }
+                        }
                     }
                 }
             }
@@ -118,7 +140,7 @@ struct CompareBenchmark: AsyncParsableCommand {
         }
         await stage.stop()
         CompareReport(
-            rows: rows, duration: duration, minimumNotifications: minimumNotifications,
+            rows: rows, rounds: rounds, duration: duration, minimumNotifications: minimumNotifications,
             gattwayBinary: "\(gattwayPath) (\(build) build)",
             compileCommands: compileCommands
         ).print()
@@ -154,6 +176,13 @@ struct CompareRow: Sendable {
     let side: CompareSide
     let phase: NotificationPhaseResult
     let memory: CompareMemory
+    var round = 1
+
+    func inRound(_ round: Int) -> CompareRow {
+        var row = self
+        row.round = round
+        return row
+    }
 }
 
 /// Resident memory of a process: VmRSS and VmHWM from /proc/PID/status, PSS and its anonymous and file-backed

@@ -1,9 +1,10 @@
 import Foundation
 
-/// Prints `compare`'s figures: one row per program, side, path and rate, with the ratio to the C program's CPU per
-/// notification measured in the same run on the same side, path and rate.
+/// Prints `compare`'s figures: one line per program, side, path and rate over all rounds, with the ratio to the C
+/// program's CPU per notification measured in the same round on the same side, path and rate.
 struct CompareReport {
     let rows: [CompareRow]
+    let rounds: Int
     let duration: Double
     let minimumNotifications: Int
     let gattwayBinary: String
@@ -13,7 +14,7 @@ struct CompareReport {
         let sides = Set(rows.map(\.side))
         Swift.print("")
         Swift.print(
-            "Side by side: each phase max(\(Int(duration)) s, \(minimumNotifications) values) of 12-byte seq+timestamp values, MQTT QoS 0, one run, one simulator world"
+            "Side by side: each phase max(\(Int(duration)) s, \(minimumNotifications) values) of 12-byte seq+timestamp values, MQTT QoS 0, one run, one simulator world, \(rounds) round\(rounds == 1 ? "" : "s")"
         )
         if sides.contains(.central) {
             Swift.print("central: device fh0 notifies; each relay publishes its values to \(CompareStage.topic)")
@@ -36,29 +37,42 @@ struct CompareReport {
             )
         }
         let header = [
-            "program", "side", "path", "rate/s", "sent", "delivered", "lost", "late", "p50 ms", "p99 ms",
-            "µs/notif", "× C", "VmRSS MiB", "VmHWM MiB", "PSS MiB", "PSS anon", "PSS file",
+            "program", "side", "path", "rate/s", "sent", "delivered", "lost", "late", "p50 ms", "p99 ms", "p99 max",
+            "µs/notif", "× C", "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB", "PSS anon", "PSS file",
         ]
         var table: [[String]] = []
-        for row in rows {
-            let phase = row.phase
+        for line in CompareLine.lines(of: rows) {
+            let phases = line.rows.map(\.phase)
+            let sent = phases.reduce(0) { $0 + $1.sent }
+            let received = phases.reduce(0) { $0 + $1.received }
+            let ratios = line.rows.map(ratio)
             table.append([
-                row.relay.title(row.side), row.side.rawValue, phase.path.rawValue, "\(Int(phase.requestedRate))",
-                "\(phase.sent)", "\(phase.received)",
-                "\(max(0, phase.sent - phase.received))", "\(phase.outOfOrder)",
-                fixed(phase.latencyP50), fixed(phase.latencyP99), fixed(phase.relayMicrosPerValue, 1),
-                ratio(row), mebibytes(row.memory.rss), mebibytes(row.memory.hwm), mebibytes(row.memory.pss),
-                mebibytes(row.memory.pssAnon), mebibytes(row.memory.pssFile),
+                line.relay.title(line.side), line.side.rawValue, line.path.rawValue, "\(Int(line.rate))",
+                "\(sent)", "\(received)", "\(max(0, sent - received))", "\(phases.reduce(0) { $0 + $1.outOfOrder })",
+                fixed(median(phases.map(\.latencyP50))), fixed(median(phases.map(\.latencyP99))),
+                fixed(phases.map(\.latencyP99).max() ?? .nan), fixed(median(phases.map(\.relayMicrosPerValue)), 1),
+                fixed(median(ratios.compactMap { $0 })),
+                ratios.count < 2 ? "" : ratios.map { $0.map { fixed($0) } ?? "-" }.joined(separator: " "),
+                mebibytes(line.rows.compactMap(\.memory.rss).max()),
+                mebibytes(line.rows.compactMap(\.memory.hwm).max()),
+                mebibytes(line.rows.compactMap(\.memory.pss).max()),
+                mebibytes(line.rows.compactMap(\.memory.pssAnon).max()),
+                mebibytes(line.rows.compactMap(\.memory.pssFile).max()),
             ])
         }
         BenchReport.printTable(header, table)
         Swift.print(
             "µs/notif = the relaying process's utime+stime over the phase ÷ values delivered (central side: to the")
         Swift.print(
-            "benchmark's subscriber; peripheral side: to the simulator's central); × C = that ÷ the C program's on the")
+            "benchmark's subscriber; peripheral side: to the simulator's central), the median over rounds; × C by round"
+        )
         Swift.print(
-            "same side, path and rate; lost = sent − delivered; late = out of order; memory at the end of the phase")
-        Swift.print("(PSS anon/file from /proc/PID/smaps_rollup).")
+            "= that ÷ the C program's on the same side, path, rate and round, and × C their median; sent, delivered,")
+        Swift.print(
+            "lost (sent − delivered) and late (out of order) summed over rounds; p50 and p99 the medians over rounds,")
+        Swift.print(
+            "p99 max the worst round's; memory at the end of a phase, the most of any round (PSS anon/file from")
+        Swift.print("/proc/PID/smaps_rollup).")
         if sides.contains(.central) {
             Swift.print(
                 "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included)."
@@ -74,15 +88,23 @@ struct CompareReport {
         }
     }
 
-    private func ratio(_ row: CompareRow) -> String {
+    /// The row's CPU per notification ÷ the C program's in the same round, side, path and rate.
+    private func ratio(_ row: CompareRow) -> Double? {
         guard
             let floor = rows.first(where: {
                 $0.relay == .c && $0.side == row.side && $0.phase.path == row.phase.path
-                    && $0.phase.requestedRate == row.phase.requestedRate
+                    && $0.phase.requestedRate == row.phase.requestedRate && $0.round == row.round
             })
-        else { return "-" }
+        else { return nil }
         let value = row.phase.relayMicrosPerValue / floor.phase.relayMicrosPerValue
-        return value.isFinite ? String(format: "%.2f", value) : "-"
+        return value.isFinite ? value : nil
+    }
+
+    private func median(_ values: [Double]) -> Double {
+        let sorted = values.filter(\.isFinite).sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
     }
 
     private func fixed(_ value: Double, _ decimals: Int = 2) -> String {
@@ -91,5 +113,40 @@ struct CompareReport {
 
     private func mebibytes(_ bytes: Int?) -> String {
         bytes.map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "-"
+    }
+}
+
+/// The rounds of one program on one side, path and rate, in the table's order: side, then program (C, Gattway,
+/// bleak), then path and rate as they were first run.
+struct CompareLine {
+    let relay: CompareRelayKind
+    let side: CompareSide
+    let path: SubscriptionPath
+    let rate: Double
+    var rows: [CompareRow]
+
+    static func lines(of rows: [CompareRow]) -> [CompareLine] {
+        var lines: [CompareLine] = []
+        for row in rows {
+            if let index = lines.firstIndex(where: {
+                $0.relay == row.relay && $0.side == row.side && $0.path == row.phase.path
+                    && $0.rate == row.phase.requestedRate
+            }) {
+                lines[index].rows.append(row)
+            } else {
+                lines.append(
+                    CompareLine(
+                        relay: row.relay, side: row.side, path: row.phase.path, rate: row.phase.requestedRate,
+                        rows: [row]))
+            }
+        }
+        let relayOrder: [CompareRelayKind] = [.c, .gattway, .bleak]
+        let sideOrder: [CompareSide] = [.central, .peripheral]
+        // firstIndex keeps the first-run order of paths and rates within a program (the sort below is stable).
+        return lines.enumerated().sorted { left, right in
+            let l = (sideOrder.firstIndex(of: left.element.side)!, relayOrder.firstIndex(of: left.element.relay)!)
+            let r = (sideOrder.firstIndex(of: right.element.side)!, relayOrder.firstIndex(of: right.element.relay)!)
+            return l != r ? l < r : left.offset < right.offset
+        }.map(\.element)
     }
 }

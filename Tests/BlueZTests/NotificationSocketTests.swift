@@ -51,6 +51,38 @@ struct NotificationSocketTests {
         #expect(received == [[0x0A], [], [0x0B]])
     }
 
+    @Test func valuesQueuedBeforeAHangUpAllArriveBeforeTheEnd() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        // One read takes them all with the end of file behind them: the empty value has bytes after it, so it is a
+        // value, not the end.
+        try Self.send(ours, [])
+        try Self.send(ours, [0x0C])
+        close(ours)
+        let (socket, batches) = try NotificationSocket.streaming(fd: theirs, mtu: 23)
+        var received: [[UInt8]] = []
+        for await batch in batches { received += batch }
+        #expect(received == [[], [0x0C]])
+        #expect(socket.isClosed)
+    }
+
+    @Test func moreThanOneReadsWorthArrivesWholeAndInOrder() async throws {
+        let (ours, theirs) = try Self.socketPair()
+        defer { close(ours) }
+        let values = (0..<100).map { [UInt8($0), UInt8(255 - $0)] }
+        for value in values { try Self.send(ours, value) }
+        let (socket, batches) = try NotificationSocket.streaming(fd: theirs, mtu: 23)
+        defer { socket.close() }
+        var received: [[UInt8]] = []
+        var largest = 0
+        for await batch in batches {
+            received += batch
+            largest = max(largest, batch.count)
+            if received.count >= values.count { break }
+        }
+        #expect(received == values)
+        #expect(largest > 1, "a burst is handed on in batches, not one value at a time")
+    }
+
     @Test func thePeerHangingUpEndsTheStreamAndCallsOnClose() async throws {
         let (ours, theirs) = try Self.socketPair()
         let closed = AsyncStream<Bool>.makeStream()
