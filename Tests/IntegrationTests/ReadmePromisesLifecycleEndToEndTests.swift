@@ -22,7 +22,12 @@ struct ReadmePromisesLifecycleEndToEndTests {
         """.write(toFile: directory + "/config.yaml", atomically: true, encoding: .utf8)
         let gattway = try GattwayBinary.start(
             config: directory + "/config.yaml",
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress, "NOTIFY_SOCKET": notify.path])
+            // Bound at start, as the release daemon is (-z now): a debug build binds lazily, and its first call of a
+            // libc function after READY would read libc's symbol tables back (with fault-around, the whole segment)
+            // before the check below could see them dropped.
+            environment: [
+                "DBUS_SYSTEM_BUS_ADDRESS": simulator.busAddress, "NOTIFY_SOCKET": notify.path, "LD_BIND_NOW": "1",
+            ])
         defer {
             Task {
                 await gattway.stop()
