@@ -1,8 +1,8 @@
 /// Hex text, the one helper for every module: lower- or upper-case digits out, tolerant in (case, whitespace, `:`
 /// separators, a `0x` prefix). Kept free of Foundation because parsers of radio bytes and the codecs use it.
-package enum Hex {
-    package static let lowercaseDigits: [UInt8] = Array("0123456789abcdef".utf8)
-    package static let uppercaseDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+public enum Hex {
+    @usableFromInline package static let lowercaseDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    @usableFromInline package static let uppercaseDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// The value of one ASCII hex digit, or nil for anything else.
     package static func value(of byte: UInt8) -> UInt8? {
@@ -14,8 +14,10 @@ package enum Hex {
         }
     }
 
-    /// Two hex digits per byte.
-    package static func encode(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> [UInt8] {
+    /// Two hex digits per byte. Inlinable so that callers in other modules get it specialized for their collection:
+    /// unspecialized, iterating `some Collection` allocated once per byte.
+    @inlinable
+    public static func encode(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> [UInt8] {
         let digits = uppercase ? uppercaseDigits : lowercaseDigits
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
@@ -27,6 +29,7 @@ package enum Hex {
     }
 
     /// Two hex digits per byte, as a string.
+    @inlinable
     package static func string(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> String {
         String(decoding: encode(bytes, uppercase: uppercase), as: UTF8.self)
     }

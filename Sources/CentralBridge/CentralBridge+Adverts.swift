@@ -71,8 +71,10 @@ extension CentralBridge {
                     .rssi(state.rssi), .txPower(state.txPower), .manufacturerData(state.manufacturerData),
                     .serviceData(state.serviceData),
                 ])
-            guard devices[unsynced.path] != nil else { continue }
-            devices[unsynced.path]?.lastHeard = unsynced.heard
+            guard let index = devices.index(forKey: unsynced.path) else { continue }
+            // Through the index, in place: `devices[path]?.lastHeard = …` copied the whole device out to a
+            // heap-allocated accessor frame and back, for each device heard since the last sync.
+            devices.values[index].lastHeard = unsynced.heard
             _ = tracker.heard(unsynced.path, byAddress: false, at: unsynced.heard)
         }
     }

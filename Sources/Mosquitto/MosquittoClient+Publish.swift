@@ -64,10 +64,13 @@ extension MosquittoClient {
         var properties = options.protocolVersion == .v5 ? try MosquittoPropertyList.make(message.properties) : nil
         defer { mosquitto_property_free_all(&properties) }  // libmosquitto copies the list
         var mid: Int32 = 0
-        let rc = message.payload.withUnsafeBytes {
-            mosquitto_publish_v5(
-                handle, &mid, message.topic, Int32(clamping: $0.count), $0.baseAddress,
-                Int32(message.qos.rawValue), message.retain, properties)
+        // withCString reads a native string in place; passing the String itself converted it through a copy.
+        let rc = message.topic.withCString { topic in
+            message.payload.withUnsafeBytes {
+                mosquitto_publish_v5(
+                    handle, &mid, topic, Int32(clamping: $0.count), $0.baseAddress, Int32(message.qos.rawValue),
+                    message.retain, properties)
+            }
         }
         // For QoS 1/2, MOSQ_ERR_NO_CONN means "queued for after the reconnect", not lost.
         let queuedOffline = rc == MOSQ_ERR_NO_CONN.rawValue && message.qos > .atMostOnce

@@ -4,7 +4,8 @@ import TestWorld
 
 /// Passive advertisements, Gattway against the floor in one run: for each workload the simulator advertises sensors
 /// whose every advertisement carries a new reading; a minimal C program (Benchmarks/adverts/receiver.c, compiled
-/// now) that only receives the advertisement signals, then Gattway (devices by `match:`, `connect: never`,
+/// now) that only receives the advertisement signals, the same program publishing two messages per advertisement
+/// as Gattway does here (no decoding, no JSON), then Gattway (devices by `match:`, `connect: never`,
 /// duplicates on), each measured over a window: CPU per advertisement from /proc/PID/stat, and memory.
 struct AdvertsBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,8 +21,11 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds a receiver runs before its window (discovery, the first decodes).") var warmUp: Double = 3
     @Option(help: "Workloads (comma-separated): crowd (1,000 sensors at 1/s each) and/or rates of one sensor.")
     var workloads: String = "crowd,100,500"
-    @Option(help: "Receivers to run (comma-separated: c,gattway); the ratio column needs c.") var receivers: String =
-        "c,gattway"
+    @Option(
+        help:
+            "Receivers to run (comma-separated: c, c-publish, gattway); the ratio columns need c and c-publish."
+    )
+    var receivers: String = "c,c-publish,gattway"
     @Option(
         help:
             "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program)."
@@ -46,7 +50,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     }
 
     private func selectedReceivers() throws -> [AdvertsReceiverKind] {
-        try BenchLocations.list(receivers, of: "receiver", choices: "c and/or gattway") {
+        try BenchLocations.list(receivers, of: "receiver", choices: "c, c-publish and/or gattway") {
             AdvertsReceiverKind(rawValue: $0)
         }
     }
@@ -60,9 +64,10 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         var compileCommand = ""
-        if kinds.contains(.c) {
+        if kinds.contains(where: \.isC) {
             compileCommand = try BenchCompiler.compile(
-                source: "Benchmarks/adverts/receiver.c", output: scratch + "/receiver", packages: ["dbus-1"],
+                source: "Benchmarks/adverts/receiver.c", output: scratch + "/receiver",
+                packages: ["dbus-1", "libmosquitto"],
                 packageRoot: packageRoot, scratch: scratch)
         }
 

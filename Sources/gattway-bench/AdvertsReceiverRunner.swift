@@ -3,15 +3,22 @@ import TestWorld
 
 /// The receivers `adverts` compares.
 enum AdvertsReceiverKind: String, Sendable {
+    /// Receives and counts: the floor the issue of record names.
     case c
+    /// Receives and publishes the advertised bytes twice, as Gattway publishes state and advert: the floor of the
+    /// same MQTT work without decoding or JSON.
+    case cPublishing = "c-publish"
     case gattway
 
     var title: String {
         switch self {
         case .c: "C receiver"
+        case .cPublishing: "C rcv+MQTT"
         case .gattway: "Gattway"
         }
     }
+
+    var isC: Bool { self != .gattway }
 }
 
 /// One receiver's figures over one measured window of one workload.
@@ -49,8 +56,9 @@ struct AdvertsReceiverRunner {
         let log = stage.directory + "/\(kind.rawValue).log"
         let process: BenchProcess
         switch kind {
-        case .c:
-            process = try BenchProcess(receiverBinary, ["hci0"], environment: environment, logPath: log)
+        case .c, .cPublishing:
+            let arguments = kind == .c ? ["hci0"] : ["hci0", "127.0.0.1", "\(stage.port)"]
+            process = try BenchProcess(receiverBinary, arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(30))
         case .gattway:
             let configuration = stage.directory + "/gattway.yaml"
@@ -104,7 +112,7 @@ struct AdvertsReceiverRunner {
     /// Advertisements taken in so far: the C receiver's own count (asked for with SIGUSR1), or the states
     /// Gattway published that the subscriber received.
     private func received(_ kind: AdvertsReceiverKind, _ process: BenchProcess) async throws -> Int {
-        guard kind == .c else { return stage.states.received.messages }
+        guard kind.isC else { return stage.states.received.messages }
         let prefix = "receiver: adverts "
         let before = process.lines(prefix: prefix).count
         kill(process.pid, SIGUSR1)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Prints `adverts`' figures: one row per workload and receiver, with the ratio to the C receiver's CPU per
+/// Prints `adverts`' figures: one row per workload and receiver, with the ratios to the C programs' CPU per
 /// advertisement measured in the same run on the same workload, and whether the simulator kept up.
 struct AdvertsReport {
     let rows: [AdvertsRow]
@@ -18,10 +18,11 @@ struct AdvertsReport {
             "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s, MQTT QoS 0"
         )
         if !compileCommand.isEmpty {
-            Swift.print("C receiver: Benchmarks/adverts/receiver.c, built with: \(compileCommand)")
+            Swift.print("C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT), built with:")
+            Swift.print("  \(compileCommand)")
         }
         let header = [
-            "receiver", "workload", "s", "sent/s", "received", "µs/advert", "× C", "VmRSS MiB", "PSS MiB",
+            "receiver", "workload", "s", "sent/s", "received", "µs/advert", "× C", "× C+MQTT", "VmRSS MiB", "PSS MiB",
             "PSS anon", "PSS file", "sim core", "bus core",
         ]
         var table: [[String]] = []
@@ -29,7 +30,8 @@ struct AdvertsReport {
             table.append([
                 row.receiver.title, row.workload.label, fixed(row.seconds, 1), fixed(row.sentRate, 0),
                 "\(row.received)",
-                fixed(row.microsPerAdvert, 1), ratio(row), mebibytes(row.memory.rss), mebibytes(row.memory.pss),
+                fixed(row.microsPerAdvert, 1), ratio(row, to: .c), ratio(row, to: .cPublishing),
+                mebibytes(row.memory.rss), mebibytes(row.memory.pss),
                 mebibytes(row.memory.pssAnon), mebibytes(row.memory.pssFile), percent(row.simulatorCores),
                 percent(row.busCores),
             ])
@@ -41,7 +43,12 @@ struct AdvertsReport {
             "the PropertiesChanged/InterfacesAdded signals carrying ServiceData or ManufacturerData, for Gattway the")
         Swift.print(
             "decoded states a subscriber received on gattway/+/state; × C = that ÷ the C receiver's on the same")
-        Swift.print("workload; sent/s = the simulator's advertising reports; sim/bus core = the simulator's and its")
+        Swift.print(
+            "workload; × C+MQTT = that ÷ the same C program's when it also publishes each advertisement's bytes twice")
+        Swift.print(
+            "(QoS 0, retained), as Gattway publishes state and advert here: the floor of the MQTT work without decoding"
+        )
+        Swift.print("or JSON; sent/s = the simulator's advertising reports; sim/bus core = the simulator's and its")
         Swift.print(
             "dbus-daemon's share of one core; memory at the end of the window (PSS from /proc/PID/smaps_rollup).")
         Swift.print(
@@ -54,8 +61,10 @@ struct AdvertsReport {
         }
     }
 
-    private func ratio(_ row: AdvertsRow) -> String {
-        guard let floor = rows.first(where: { $0.receiver == .c && $0.workload == row.workload }) else { return "-" }
+    private func ratio(_ row: AdvertsRow, to floorKind: AdvertsReceiverKind) -> String {
+        guard let floor = rows.first(where: { $0.receiver == floorKind && $0.workload == row.workload }) else {
+            return "-"
+        }
         let value = row.microsPerAdvert / floor.microsPerAdvert
         return value.isFinite ? String(format: "%.2f", value) : "-"
     }

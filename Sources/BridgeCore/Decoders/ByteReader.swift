@@ -14,34 +14,47 @@ struct ByteReader {
     var remaining: Int { bytes.count - offset }
     var isAtEnd: Bool { offset >= bytes.count }
 
-    mutating func bytes(_ count: Int, for field: String) throws(DecoderError) -> [UInt8] {
+    /// Checks that `count` bytes remain and moves past them; returns where they start.
+    private mutating func take(_ count: Int, for field: String) throws(DecoderError) -> Int {
         guard count >= 0, count <= remaining else {
             throw DecoderError(.truncated, "\(context): \(field) needs \(count) bytes, \(max(remaining, 0)) left")
         }
         defer { offset += count }
-        return Array(bytes[offset..<offset + count])
+        return offset
     }
 
-    mutating func uint8(_ field: String) throws(DecoderError) -> UInt8 { try bytes(1, for: field)[0] }
+    mutating func bytes(_ count: Int, for field: String) throws(DecoderError) -> [UInt8] {
+        let start = try take(count, for: field)
+        return Array(bytes[start..<start + count])
+    }
 
-    mutating func skip(_ count: Int, _ field: String) throws(DecoderError) { _ = try bytes(count, for: field) }
+    // The integer reads below index the bytes in place: a decoder reads a handful per advertisement, and a copy of
+    // each into an array was an allocation apiece.
+
+    mutating func uint8(_ field: String) throws(DecoderError) -> UInt8 { bytes[try take(1, for: field)] }
+
+    mutating func skip(_ count: Int, _ field: String) throws(DecoderError) { _ = try take(count, for: field) }
 
     /// An unsigned little-endian integer of 1 to 4 bytes.
     mutating func uintLE(_ width: Int, _ field: String) throws(DecoderError) -> UInt32 {
-        LittleEndian.unsigned(try bytes(width, for: field))
+        let start = try take(width, for: field)
+        return LittleEndian.unsigned(bytes[start..<start + width])
     }
 
     /// A two's complement little-endian integer of 1 to 4 bytes.
     mutating func intLE(_ width: Int, _ field: String) throws(DecoderError) -> Int32 {
-        LittleEndian.signed(try bytes(width, for: field))
+        let start = try take(width, for: field)
+        return LittleEndian.signed(bytes[start..<start + width])
     }
 
     mutating func uintBE(_ width: Int, _ field: String) throws(DecoderError) -> UInt32 {
-        LittleEndian.unsigned(try bytes(width, for: field).reversed())
+        let start = try take(width, for: field)
+        return LittleEndian.unsigned(bytes[start..<start + width].reversed())
     }
 
     mutating func intBE(_ width: Int, _ field: String) throws(DecoderError) -> Int32 {
-        LittleEndian.signed(try bytes(width, for: field).reversed())
+        let start = try take(width, for: field)
+        return LittleEndian.signed(bytes[start..<start + width].reversed())
     }
 }
 

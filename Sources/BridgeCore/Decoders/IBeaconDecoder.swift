@@ -27,8 +27,9 @@ package struct IBeaconDecoder: AdvertisementDecoder {
         guard data.count == 23 else {
             throw DecoderError(data.count < 23 ? .truncated : .tooLong, "iBeacon: \(data.count) bytes, not 23")
         }
-        let digits = Array(Hex.string(try reader.bytes(16, for: "proximity UUID")))
-        let dashed = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+        var dashedDigits = Hex.encode(try reader.bytes(16, for: "proximity UUID"))
+        for offset in [20, 16, 12, 8] { dashedDigits.insert(UInt8(ascii: "-"), at: offset) }
+        let dashed = String(decoding: dashedDigits, as: UTF8.self)
         let major = try reader.uintBE(2, "major")
         let minor = try reader.uintBE(2, "minor")
         let power = try reader.intBE(1, "measured power")

@@ -131,6 +131,20 @@ package struct JSONWriter: Sendable {
         value(flag)
     }
 
+    /// `"name": "<bytes as lower-case hex>"`, written in place: hex digits need no escaping, and advert JSON writes
+    /// one such field per advertised entry on the advertisement hot path.
+    package mutating func field(_ name: String, hexOf data: [UInt8]) {
+        key(name)
+        separate()
+        bytes.reserveCapacity(bytes.count + data.count * 2 + 2)
+        bytes.append(UInt8(ascii: "\""))
+        for byte in data {
+            bytes.append(Hex.lowercaseDigits[Int(byte >> 4)])
+            bytes.append(Hex.lowercaseDigits[Int(byte & 0x0F)])
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {

@@ -42,14 +42,14 @@ package struct AdvertPayload: Sendable, Hashable {
             writer.key("manufacturer_data")
             writer.beginObject()
             for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
-                writer.field(String(id), Hex.string(data))
+                writer.field(String(id), hexOf: data)
             }
             writer.endObject()
         }
         if !serviceData.isEmpty {
             writer.key("service_data")
             writer.beginObject()
-            for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) { writer.field(uuid, Hex.string(data)) }
+            for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) { writer.field(uuid, hexOf: data) }
             writer.endObject()
         }
         writer.endObject()

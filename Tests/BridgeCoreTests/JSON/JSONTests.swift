@@ -19,6 +19,16 @@ import Testing
         #expect(writer.string == #"{"text":"a\"b\\c\nd\u0001","n":3,"x":0.5,"ok":true,"list":[1,null,null]}"#)
     }
 
+    @Test func writerWritesHexFieldsInPlaceAndSeparatesThem() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("empty", hexOf: [])
+        writer.field("data", hexOf: [0x00, 0x0F, 0xA5, 0xFF])
+        writer.field("after", 1)
+        writer.endObject()
+        #expect(writer.string == #"{"empty":"","data":"000fa5ff","after":1}"#)
+    }
+
     @Test func readerParsesWhatTheWriterWrites() throws {
         let text = #" {"a": [1, -2.5e3, true, null], "b": {"c": "\u00e9\ud83d\ude00"}, "n": 12345678901234567890} "#
         let value = try JSONValue(parsing: Array(text.utf8))
