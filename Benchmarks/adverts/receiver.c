@@ -42,8 +42,6 @@ static void fail(const char *what, const char *detail) {
     exit(1);
 }
 
-static void fail(const char *what, const char *detail);
-
 /* Publishes `value` of the device at object path `path` to c-receiver/DEVICE/state and c-receiver/DEVICE/advert. */
 static void publish_advert(const char *path, const unsigned char *value, int length) {
     const char *device = strrchr(path, '/');

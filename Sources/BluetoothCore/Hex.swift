@@ -28,9 +28,10 @@ public enum Hex {
         return out
     }
 
-    /// Two hex digits per byte, as a string.
+    /// Two hex digits per byte, as a string. Public for the reason `encode` is: this toolchain does not specialize a
+    /// `package` inlinable function in other modules of the package, and unspecialized it reaches `encode` generic.
     @inlinable
-    package static func string(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> String {
+    public static func string(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> String {
         String(decoding: encode(bytes, uppercase: uppercase), as: UTF8.self)
     }
 
