@@ -88,15 +88,22 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
         return nil
     }
 
+    /// Written straight into the string's storage: the address is formatted for every advertisement's payload.
     private func formatted(separator: UInt8, digits: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(17)
-        for (index, byte) in bytes.enumerated() {
-            if index > 0 { out.append(separator) }
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+        let length = bytes.isEmpty ? 0 : bytes.count * 3 - 1
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var position = 0
+            for (index, byte) in bytes.enumerated() {
+                if index > 0 {
+                    buffer[position] = separator
+                    position += 1
+                }
+                buffer[position] = digits[Int(byte >> 4)]
+                buffer[position + 1] = digits[Int(byte & 0x0F)]
+                position += 2
+            }
+            return position
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

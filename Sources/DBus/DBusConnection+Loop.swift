@@ -21,31 +21,31 @@ extension DBusConnection {
             c,
             { watch, context in
                 nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).loopIsolated { $0.updateWatch(watch) }
+                DBusConnection.connection(context).loopIsolated(with: watch) { $0.updateWatch($1) }
                 return 1
             },
             { watch, context in
                 nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).loopIsolated { $0.removeWatch(watch) }
+                DBusConnection.connection(context).loopIsolated(with: watch) { $0.removeWatch($1) }
             },
             { watch, context in
                 nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).loopIsolated { $0.updateWatch(watch) }
+                DBusConnection.connection(context).loopIsolated(with: watch) { $0.updateWatch($1) }
             }, context, nil)
         dbus_connection_set_timeout_functions(
             c,
             { timeout, context in
                 nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).loopIsolated { $0.updateTimeout(timeout) }
+                DBusConnection.connection(context).loopIsolated(with: timeout) { $0.updateTimeout($1) }
                 return 1
             },
             { timeout, context in
                 nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).loopIsolated { $0.removeTimeout(timeout) }
+                DBusConnection.connection(context).loopIsolated(with: timeout) { $0.removeTimeout($1) }
             },
             { timeout, context in
                 nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).loopIsolated { $0.updateTimeout(timeout) }
+                DBusConnection.connection(context).loopIsolated(with: timeout) { $0.updateTimeout($1) }
             }, context, nil)
         // Must not dispatch from inside this callback: defer it to the loop.
         dbus_connection_set_dispatch_status_function(
@@ -62,7 +62,7 @@ extension DBusConnection {
 
     static let filterFunction: DBusHandleMessageFunction = { _, message, context in
         nonisolated(unsafe) let message = message!
-        return DBusConnection.connection(context).loopIsolated { $0.filter(message) }
+        return DBusConnection.connection(context).loopIsolated(with: message) { $0.filter($1) }
     }
 
     private func updateWatch(_ watch: OpaquePointer) {

@@ -20,14 +20,16 @@ extension MosquittoClient {
             MosquittoClient.client(context)?.loopIsolated { $0.disconnectReceived(rc) }
         }
         mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
-            MosquittoClient.client(context)?.loopIsolated { $0.publishAcknowledged(mid, reasonCode: reasonCode) }
+            MosquittoClient.client(context)?.loopIsolated(with: (mid, reasonCode)) {
+                $0.publishAcknowledged($1.0, reasonCode: $1.1)
+            }
         }
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let message, let client = MosquittoClient.client(context) else { return }
             // libmosquitto frees `message` when we return. Reading the limit from the immutable options is safe here.
             let copy = MosquittoClient.copyMessage(
                 message.pointee, properties, maximumPayload: client.options.maximumInboundPayload)
-            client.loopIsolated { $0.messageReceived(copy) }
+            client.loopIsolated(with: copy) { $0.messageReceived($1) }
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, context, mid, count, granted, _ in
             let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(count, 0)))) } ?? []

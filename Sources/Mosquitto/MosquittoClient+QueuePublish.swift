@@ -19,7 +19,7 @@ extension MosquittoClient {
     package nonisolated func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
-        loopIsolated { client in client.publishAvailable(messages, onCapacity: onCapacity) }
+        loopIsolated(with: (messages, onCapacity)) { $0.publishAvailable($1.0, onCapacity: $1.1) }
     }
 
     private func publishAvailable(

@@ -1,5 +1,10 @@
 /// An actor whose executor is a `PollLoop`.
-package protocol LoopActor: Actor {
+///
+/// Public, as is `PollLoop`, only so that `loopIsolated` can be public and inlined: Swift 6.3.1 does not specialize a
+/// `package` inlinable function in the package's other modules, and the generic copy allocated twice per call (the
+/// closure boxed for `withoutActuallyEscaping`, and a thunk to pass it generically) on every D-Bus message and
+/// MQTT publish.
+public protocol LoopActor: Actor {
     nonisolated var loop: PollLoop { get }
 }
 
@@ -11,13 +16,56 @@ extension LoopActor {
     /// and executor (thread-local reads, then the executor's own check) on every call, and the hot path makes
     /// several such calls per value. Here the check is one comparison of thread ids; being on the loop's thread
     /// is what isolation to the actor means, as its jobs run nowhere else.
-    @inlinable
-    package nonisolated func loopIsolated<Result>(_ operation: (isolated Self) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    public nonisolated func loopIsolated<Result>(_ operation: (isolated Self) throws -> Result) rethrows -> Result {
         loop.checkIsolated()
         return try withoutActuallyEscaping(operation) { operation in
-            // The isolated parameter changes nothing in how the function is called, only who may call it.
-            let unchecked = unsafeBitCast(operation, to: ((Self) throws -> Result).self)
-            return try unchecked(self)
+            // The isolated parameter changes nothing in how the function is called, only who may call it. The cast
+            // goes through a struct: a function handed to `unsafeBitCast` itself is first converted to the generic
+            // representation of a function, a thunk allocated on every call.
+            let unchecked = unsafeBitCast(
+                IsolatedOperation(run: operation), to: UncheckedOperation<Self, Result>.self)
+            return try unchecked.run(self)
         }
     }
+}
+
+extension LoopActor {
+    /// `loopIsolated` for the per-message callbacks: `operation` gets `argument` as a parameter and so captures
+    /// nothing, and a closure with no captures needs no heap context where one that captures would allocate one on
+    /// every call.
+    @inlinable @inline(__always)
+    public nonisolated func loopIsolated<Argument, Result>(
+        with argument: Argument, _ operation: (isolated Self, Argument) throws -> Result
+    ) rethrows -> Result {
+        loop.checkIsolated()
+        return try withoutActuallyEscaping(operation) { operation in
+            let unchecked = unsafeBitCast(
+                IsolatedOperationWithArgument(run: operation),
+                to: UncheckedOperationWithArgument<Self, Argument, Result>.self)
+            return try unchecked.run(self, argument)
+        }
+    }
+}
+
+@usableFromInline
+struct IsolatedOperationWithArgument<Actor: LoopActor, Argument, Result> {
+    @usableFromInline let run: (isolated Actor, Argument) throws -> Result
+    @inlinable init(run: @escaping (isolated Actor, Argument) throws -> Result) { self.run = run }
+}
+
+@usableFromInline
+struct UncheckedOperationWithArgument<Actor: LoopActor, Argument, Result> {
+    @usableFromInline let run: (Actor, Argument) throws -> Result
+}
+
+@usableFromInline
+struct IsolatedOperation<Actor: LoopActor, Result> {
+    @usableFromInline let run: (isolated Actor) throws -> Result
+    @inlinable init(run: @escaping (isolated Actor) throws -> Result) { self.run = run }
+}
+
+@usableFromInline
+struct UncheckedOperation<Actor: LoopActor, Result> {
+    @usableFromInline let run: (Actor) throws -> Result
 }

@@ -14,7 +14,7 @@ import Glibc
 ///
 /// Lifetime: the thread runs until the last reference to the loop is gone (an actor running on the loop holds it,
 /// and a queued job holds its actor, so no job can be stranded), then it closes what is still watched and ends.
-package final class PollLoop: SerialExecutor, Sendable {
+public final class PollLoop: SerialExecutor, Sendable {
     let core: PollLoopCore
 
     /// Starts the loop's thread, named `name` (at most 15 bytes show in `ps -L`).
@@ -33,18 +33,18 @@ package final class PollLoop: SerialExecutor, Sendable {
         core.submit(.closure(work))
     }
 
-    package func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         core.submit(.job(UnownedJob(job), asUnownedSerialExecutor()))
     }
 
     /// Whether the caller runs on this loop's thread.
     package var inLoop: Bool { core.isLoopThread }
 
-    package func checkIsolated() {
+    public func checkIsolated() {
         precondition(core.isLoopThread, "not on the loop thread of \(core.name)")
     }
 
-    package func isIsolatingCurrentContext() -> Bool? { core.isLoopThread }
+    public func isIsolatingCurrentContext() -> Bool? { core.isLoopThread }
 
     /// Watches `fileDescriptor` for readability and writability (level-triggered), calling the handlers on the loop
     /// thread. The watch uses a `dup()` of the descriptor of its own, closed by `cancel()`: the owner of the socket

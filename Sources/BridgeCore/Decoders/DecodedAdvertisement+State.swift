@@ -18,7 +18,7 @@ extension DecodedAdvertisement {
     /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name (whole numbers as
     /// integers, non-finite ones as null), and the format; the `<device>/state` payload.
     package var stateJSON: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 128)
+        var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         for measurement in measurements {
             switch measurement.value {

@@ -8,8 +8,8 @@ import BluetoothCore
 package struct JSONWriter: Sendable {
     /// The bytes written so far.
     package private(set) var bytes: [UInt8] = []
-    /// Whether the innermost open container already has an element (so the next needs a comma).
-    private var hasElement: [Bool] = []
+    /// Which open containers already have an element (so the next needs a comma), innermost last.
+    private var containers = OpenContainers()
     /// True right after a key, so the following value takes no comma.
     private var afterKey = false
 
@@ -26,31 +26,28 @@ package struct JSONWriter: Sendable {
             afterKey = false
             return
         }
-        if let last = hasElement.last {
-            if last { bytes.append(UInt8(ascii: ",")) }
-            hasElement[hasElement.count - 1] = true
-        }
+        if containers.markInnermost() { bytes.append(UInt8(ascii: ",")) }
     }
 
     package mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))
-        hasElement.append(false)
+        containers.open()
     }
 
     package mutating func endObject() {
-        hasElement.removeLast()
+        containers.close()
         bytes.append(UInt8(ascii: "}"))
     }
 
     package mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
-        hasElement.append(false)
+        containers.open()
     }
 
     package mutating func endArray() {
-        hasElement.removeLast()
+        containers.close()
         bytes.append(UInt8(ascii: "]"))
     }
 
@@ -163,5 +160,41 @@ package struct JSONWriter: Sendable {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A stack of one flag per open container, "has an element yet", kept in a word for the first 64 levels (every
+/// payload Gattway writes) so that writing a document allocates nothing for it, and in an array below those.
+private struct OpenContainers: Sendable {
+    private var depth = 0
+    private var flags: UInt64 = 0
+    private var deeper: [Bool] = []
+
+    mutating func open() {
+        if depth < 64 {
+            flags &= ~(1 << UInt64(depth))
+        } else {
+            deeper.append(false)
+        }
+        depth += 1
+    }
+
+    mutating func close() {
+        precondition(depth > 0, "JSONWriter: end without a matching begin")
+        depth -= 1
+        if depth >= 64 { deeper.removeLast() }
+    }
+
+    /// Marks the innermost container as having an element; whether it had one before. False outside any container.
+    mutating func markInnermost() -> Bool {
+        guard depth > 0 else { return false }
+        let index = depth - 1
+        if index >= 64 {
+            defer { deeper[index - 64] = true }
+            return deeper[index - 64]
+        }
+        let bit: UInt64 = 1 << UInt64(index)
+        defer { flags |= bit }
+        return flags & bit != 0
     }
 }

@@ -31,7 +31,7 @@ package struct AdvertPayload: Sendable, Hashable {
 
     /// The JSON text; keys of the data objects are sorted, so an unchanged advert gives the same bytes.
     package var json: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 160)
+        var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         if let address { writer.field("address", address) }
         if let rssi { writer.field("rssi", rssi) }
@@ -41,15 +41,24 @@ package struct AdvertPayload: Sendable, Hashable {
         if !manufacturerData.isEmpty {
             writer.key("manufacturer_data")
             writer.beginObject()
-            for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+            // Most adverts carry one entry, which needs no sorted copy.
+            if manufacturerData.count == 1, let (id, data) = manufacturerData.first {
                 writer.field(String(id), hexOf: data)
+            } else {
+                for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+                    writer.field(String(id), hexOf: data)
+                }
             }
             writer.endObject()
         }
         if !serviceData.isEmpty {
             writer.key("service_data")
             writer.beginObject()
-            for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) { writer.field(uuid, hexOf: data) }
+            if serviceData.count == 1, let (uuid, data) = serviceData.first {
+                writer.field(uuid, hexOf: data)
+            } else {
+                for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) { writer.field(uuid, hexOf: data) }
+            }
             writer.endObject()
         }
         writer.endObject()

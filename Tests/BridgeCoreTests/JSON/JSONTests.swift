@@ -29,6 +29,33 @@ import Testing
         #expect(writer.string == #"{"empty":"","data":"000fa5ff","after":1}"#)
     }
 
+    /// The writer keeps "has an element" for 64 levels in a word and below them in an array: commas must come out
+    /// right on both sides of that boundary, and after closing back up through it.
+    @Test(arguments: [1, 63, 64, 65, 130])
+    func writerSeparatesElementsAtEveryDepth(depth: Int) throws {
+        var writer = JSONWriter()
+        for _ in 0..<depth {
+            writer.beginArray()
+            writer.value(1)
+        }
+        for _ in 0..<depth {
+            writer.value(2)
+            writer.endArray()
+        }
+        let expected = String(repeating: "[1,", count: depth) + "2" + String(repeating: "],2", count: depth - 1) + "]"
+        #expect(writer.string == expected)
+        // Siblings after a deep document closes start afresh.
+        writer = JSONWriter()
+        writer.beginArray()
+        for _ in 0..<depth { writer.beginArray() }
+        for _ in 0..<depth { writer.endArray() }
+        writer.beginObject()
+        writer.endObject()
+        writer.endArray()
+        let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        #expect(writer.string == "[" + nested + ",{}]")
+    }
+
     @Test func readerParsesWhatTheWriterWrites() throws {
         let text = #" {"a": [1, -2.5e3, true, null], "b": {"c": "\u00e9\ud83d\ude00"}, "n": 12345678901234567890} "#
         let value = try JSONValue(parsing: Array(text.utf8))
