@@ -19,7 +19,11 @@ extension MosquittoClient {
     package nonisolated func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
-        loopIsolated(with: (messages, onCapacity)) { $0.publishAvailable($1.0, onCapacity: $1.1) }
+        // A struct, not a tuple: a tuple holding a closure passes through `loopIsolated`'s generic argument only
+        // behind a thunk allocated per call.
+        loopIsolated(with: PublishBatch(messages: messages, onCapacity: onCapacity)) {
+            $0.publishAvailable($1.messages, onCapacity: $1.onCapacity)
+        }
     }
 
     private func publishAvailable(
@@ -54,4 +58,10 @@ extension MosquittoClient {
         capacityCallbacks.removeAll()
         for callback in callbacks { callback() }
     }
+}
+
+/// What `publishOnLoop` hands to the actor.
+private struct PublishBatch {
+    let messages: ArraySlice<MQTTMessage>
+    let onCapacity: @Sendable () -> Void
 }
