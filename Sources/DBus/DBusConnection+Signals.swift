@@ -132,9 +132,8 @@ extension DBusConnection {
             trackedOwners[name]!.owner = (newOwner?.isEmpty ?? true) ? nil : newOwner
             trackedOwners[name]!.changes += 1
         }
-        func matches(_ rule: DBusMatchRule) -> Bool {
-            rule.matches(message) { rule.sender.flatMap { trackedOwners[$0]?.owner } }
-        }
+        let owners = trackedOwners
+        func matches(_ rule: DBusMatchRule) -> Bool { rule.matches(message, owners: owners) }
         if !taps.isEmpty {
             let view = DBusSignalMessage(message)
             for (_, tap) in taps where matches(tap.rule) {

@@ -4,12 +4,14 @@ import Glibc
 extension DBusMatchRule {
     /// Whether a signal's header fields and first argument satisfy the rule, compared in place in the message as
     /// libdbus holds it, so matching creates no String (a stream or a tap decodes only what it takes).
-    /// `senderOwner` gives the current unique name of a well-known `sender`, when known.
-    func matches(_ message: OpaquePointer, senderOwner: () -> String?) -> Bool {
+    /// `owners` gives the current unique name of a well-known `sender`, when known. A dictionary, not a closure over
+    /// the connection's state: such a closure is isolated to the connection and checks its executor on every call,
+    /// and BlueZ's signals, sent from a unique name, ask for the owner once per rule.
+    func matches(_ message: OpaquePointer, owners: [String: TrackedOwner]) -> Bool {
         if let sender {
             guard let messageSender = dbus_message_get_sender(message) else { return false }
             if !Self.equal(messageSender, sender) {
-                guard let owner = senderOwner(), Self.equal(messageSender, owner) else { return false }
+                guard let owner = owners[sender]?.owner, Self.equal(messageSender, owner) else { return false }
             }
         }
         if let interface, !Self.equal(dbus_message_get_interface(message), interface) { return false }
