@@ -20,32 +20,26 @@ extension DBusConnection {
         dbus_connection_set_watch_functions(
             c,
             { watch, context in
-                nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).loopIsolated(with: watch) { $0.updateWatch($1) }
+                DBusConnection.connection(context).loopIsolated(with: watch!) { $0.updateWatch($1) }
                 return 1
             },
             { watch, context in
-                nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).loopIsolated(with: watch) { $0.removeWatch($1) }
+                DBusConnection.connection(context).loopIsolated(with: watch!) { $0.removeWatch($1) }
             },
             { watch, context in
-                nonisolated(unsafe) let watch = watch!
-                DBusConnection.connection(context).loopIsolated(with: watch) { $0.updateWatch($1) }
+                DBusConnection.connection(context).loopIsolated(with: watch!) { $0.updateWatch($1) }
             }, context, nil)
         dbus_connection_set_timeout_functions(
             c,
             { timeout, context in
-                nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).loopIsolated(with: timeout) { $0.updateTimeout($1) }
+                DBusConnection.connection(context).loopIsolated(with: timeout!) { $0.updateTimeout($1) }
                 return 1
             },
             { timeout, context in
-                nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).loopIsolated(with: timeout) { $0.removeTimeout($1) }
+                DBusConnection.connection(context).loopIsolated(with: timeout!) { $0.removeTimeout($1) }
             },
             { timeout, context in
-                nonisolated(unsafe) let timeout = timeout!
-                DBusConnection.connection(context).loopIsolated(with: timeout) { $0.updateTimeout($1) }
+                DBusConnection.connection(context).loopIsolated(with: timeout!) { $0.updateTimeout($1) }
             }, context, nil)
         // Must not dispatch from inside this callback: defer it to the loop.
         dbus_connection_set_dispatch_status_function(
@@ -61,8 +55,7 @@ extension DBusConnection {
     }
 
     static let filterFunction: DBusHandleMessageFunction = { _, message, context in
-        nonisolated(unsafe) let message = message!
-        return DBusConnection.connection(context).loopIsolated(with: message) { $0.filter($1) }
+        return DBusConnection.connection(context).loopIsolated(with: message!) { $0.filter($1) }
     }
 
     private func updateWatch(_ watch: OpaquePointer) {

@@ -18,19 +18,12 @@ extension LoopActor {
     /// is what isolation to the actor means, as its jobs run nowhere else.
     @inlinable @inline(__always)
     public nonisolated func loopIsolated<Result>(_ operation: (isolated Self) throws -> Result) rethrows -> Result {
-        loop.checkIsolated()
-        return try withoutActuallyEscaping(operation) { operation in
-            // The isolated parameter changes nothing in how the function is called, only who may call it. The cast
-            // goes through a struct: a function handed to `unsafeBitCast` itself is first converted to the generic
-            // representation of a function, a thunk allocated on every call.
-            let unchecked = unsafeBitCast(
-                IsolatedOperation(run: operation), to: UncheckedOperation<Self, Result>.self)
-            return try unchecked.run(self)
+        // `operation` travels as the argument; making it escapable allocates, which is fine off the per-message paths.
+        try withoutActuallyEscaping(operation) { operation in
+            try loopIsolated(with: operation) { actor, operation in try operation(actor) }
         }
     }
-}
 
-extension LoopActor {
     /// `loopIsolated` for the per-message callbacks: `operation` gets `argument` as a parameter and so captures
     /// nothing, and a closure with no captures needs no heap context where one that captures would allocate one on
     /// every call.
@@ -40,32 +33,24 @@ extension LoopActor {
     ) rethrows -> Result {
         loop.checkIsolated()
         return try withoutActuallyEscaping(operation) { operation in
+            // The isolated parameter changes nothing in how the function is called, only who may call it. The cast
+            // goes through a struct: a function handed to `unsafeBitCast` itself is first converted to the generic
+            // representation of a function, a thunk allocated on every call.
             let unchecked = unsafeBitCast(
-                IsolatedOperationWithArgument(run: operation),
-                to: UncheckedOperationWithArgument<Self, Argument, Result>.self)
+                IsolatedOperation(run: operation),
+                to: UncheckedOperation<Self, Argument, Result>.self)
             return try unchecked.run(self, argument)
         }
     }
 }
 
 @usableFromInline
-struct IsolatedOperationWithArgument<Actor: LoopActor, Argument, Result> {
+struct IsolatedOperation<Actor: LoopActor, Argument, Result> {
     @usableFromInline let run: (isolated Actor, Argument) throws -> Result
     @inlinable init(run: @escaping (isolated Actor, Argument) throws -> Result) { self.run = run }
 }
 
 @usableFromInline
-struct UncheckedOperationWithArgument<Actor: LoopActor, Argument, Result> {
+struct UncheckedOperation<Actor: LoopActor, Argument, Result> {
     @usableFromInline let run: (Actor, Argument) throws -> Result
-}
-
-@usableFromInline
-struct IsolatedOperation<Actor: LoopActor, Result> {
-    @usableFromInline let run: (isolated Actor) throws -> Result
-    @inlinable init(run: @escaping (isolated Actor) throws -> Result) { self.run = run }
-}
-
-@usableFromInline
-struct UncheckedOperation<Actor: LoopActor, Result> {
-    @usableFromInline let run: (Actor) throws -> Result
 }

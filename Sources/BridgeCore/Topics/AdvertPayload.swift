@@ -41,27 +41,25 @@ package struct AdvertPayload: Sendable, Hashable {
         if !manufacturerData.isEmpty {
             writer.key("manufacturer_data")
             writer.beginObject()
-            // Most adverts carry one entry, which needs no sorted copy.
-            if manufacturerData.count == 1, let (id, data) = manufacturerData.first {
-                writer.field(String(id), hexOf: data)
-            } else {
-                for (id, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
-                    writer.field(String(id), hexOf: data)
-                }
-            }
+            Self.inKeyOrder(manufacturerData) { writer.field(String($0), hexOf: $1) }
             writer.endObject()
         }
         if !serviceData.isEmpty {
             writer.key("service_data")
             writer.beginObject()
-            if serviceData.count == 1, let (uuid, data) = serviceData.first {
-                writer.field(uuid, hexOf: data)
-            } else {
-                for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key }) { writer.field(uuid, hexOf: data) }
-            }
+            Self.inKeyOrder(serviceData) { writer.field($0, hexOf: $1) }
             writer.endObject()
         }
         writer.endObject()
         return writer.bytes
+    }
+
+    /// Calls `body` for each entry in key order. Most adverts carry one entry, which needs no sorted copy.
+    private static func inKeyOrder<Key: Comparable, Value>(_ entries: [Key: Value], _ body: (Key, Value) -> Void) {
+        if entries.count == 1, let (key, value) = entries.first {
+            body(key, value)
+        } else {
+            for (key, value) in entries.sorted(by: { $0.key < $1.key }) { body(key, value) }
+        }
     }
 }
