@@ -1,7 +1,10 @@
 import Metrics
 
 /// The central bridge's counters (swift-metrics; the backend is chosen in main).
-struct CentralMetrics: Sendable {
+///
+/// A class: the value relay hands it on for every notification, and a struct of ten counters cost ten retains and
+/// ten releases each time.
+final class CentralMetrics: Sendable {
     let notifications = Counter(label: "gattway.central.notifications")
     let notificationsDropped = Counter(label: "gattway.central.notifications.dropped")
     let decodeFailures = Counter(label: "gattway.central.decode_failures")

@@ -3,13 +3,25 @@ import BridgeCore
 import MQTTCore
 
 /// One configured characteristic of one configured device, with its topics worked out once.
-struct CharacteristicRoute: Sendable {
+///
+/// A class (immutable, so as good as a value): the value relay looks one up for every notification, and copying
+/// the struct retained and released each of the configuration's strings and arrays every time.
+final class CharacteristicRoute: Sendable {
     let deviceIndex: Int
     let characteristic: CharacteristicConfiguration
     /// `<base>/<device>/<characteristic>`.
     let valueTopic: String
     let qos: MQTTQoS
     let retain: Bool
+
+    init(deviceIndex: Int, characteristic: CharacteristicConfiguration, valueTopic: String, qos: MQTTQoS, retain: Bool)
+    {
+        self.deviceIndex = deviceIndex
+        self.characteristic = characteristic
+        self.valueTopic = valueTopic
+        self.qos = qos
+        self.retain = retain
+    }
 
     var setTopic: String { valueTopic + "/set" }
     var setResultTopic: String { valueTopic + "/set/result" }

@@ -1,5 +1,4 @@
 import BridgeCore
-import DequeModule
 import Logging
 import MQTTCore
 import Metrics
@@ -17,7 +16,11 @@ import Synchronization
 /// counted too.
 final class Outbox: Sendable {
     private struct State {
-        var queue: Deque<MQTTMessage> = []
+        /// An array, not a deque: a flush swaps it for the spare one instead of copying it out (a message put back
+        /// at the front, when the client had no room for it, is the rare case).
+        var queue: [MQTTMessage] = []
+        /// The emptied array of the last flush, kept so that queueing and flushing allocate nothing.
+        var spare: [MQTTMessage] = []
         /// A flush is queued on the MQTT client's loop, or waits there for capacity.
         var flushing = false
         var finished = false
@@ -62,15 +65,17 @@ final class Outbox: Sendable {
     /// or the client has no capacity (then the client calls back here when it has).
     private func flush() {
         while true {
-            let batch: [MQTTMessage] = state.withLock { state in
+            var batch: [MQTTMessage] = state.withLock { state in
                 guard !state.queue.isEmpty else {
                     state.flushing = false
                     for waiter in state.drained { waiter.fire() }
                     state.drained.removeAll()
                     return []
                 }
-                defer { state.queue.removeAll(keepingCapacity: true) }
-                return Array(state.queue)
+                var batch: [MQTTMessage] = []
+                swap(&batch, &state.queue)
+                swap(&state.queue, &state.spare)
+                return batch
             }
             guard !batch.isEmpty else { return }
             let result = mqtt.publishOnLoop(batch[...]) { [self] in self.flush() }
@@ -78,10 +83,14 @@ final class Outbox: Sendable {
                 droppedCounter.increment(by: result.failed)
                 logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
             }
-            if result.taken < batch.count {
-                state.withLock { $0.queue.insert(contentsOf: batch[result.taken...], at: 0) }
-                return
+            let taken = result.taken
+            let allTaken = taken == batch.count
+            state.withLock { state in
+                if !allTaken { state.queue.insert(contentsOf: batch[taken...], at: 0) }
+                batch.removeAll(keepingCapacity: true)
+                swap(&batch, &state.spare)
             }
+            if !allTaken { return }
         }
     }
 

@@ -67,10 +67,10 @@ extension DBusConnection {
                 watches[key] = try loop.watch(
                     dbus_watch_get_unix_fd(watch),
                     readable: { [weak self] in
-                        self?.loopIsolated { $0.handleWatch(key, DBUS_WATCH_READABLE.rawValue) }
+                        self?.loopIsolated(with: key) { $0.handleWatch($1, DBUS_WATCH_READABLE.rawValue) }
                     },
                     writable: { [weak self] in
-                        self?.loopIsolated { $0.handleWatch(key, DBUS_WATCH_WRITABLE.rawValue) }
+                        self?.loopIsolated(with: key) { $0.handleWatch($1, DBUS_WATCH_WRITABLE.rawValue) }
                     })
             } catch {
                 // Out of descriptors: the connection cannot be served; its calls time out and its owner sees it.
@@ -132,12 +132,17 @@ extension DBusConnection {
 
     /// Dispatches queued messages; after a batch it yields the loop so calls and timers are not starved.
     func dispatchAll() {
+        guard let c = handle else { return }
         var remaining = 256
-        while let c = handle, dbus_connection_get_dispatch_status(c) == DBUS_DISPATCH_DATA_REMAINS {
-            dbus_connection_dispatch(c)
+        // dbus_connection_dispatch returns the status after its message, so each message costs one status query
+        // less. A handler may close the connection, which frees `c`: stop as soon as `handle` is gone.
+        var status = dbus_connection_get_dispatch_status(c)
+        while status == DBUS_DISPATCH_DATA_REMAINS {
+            status = dbus_connection_dispatch(c)
+            guard handle != nil else { return }
             remaining -= 1
             if remaining == 0 {
-                scheduleDispatch()
+                if status == DBUS_DISPATCH_DATA_REMAINS { scheduleDispatch() }
                 return
             }
         }
@@ -153,7 +158,9 @@ extension DBusConnection {
                 return DBUS_HANDLER_RESULT_HANDLED
             }
             deliverSignal(message)
-            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+            // Handled: no object path is registered with libdbus (exported objects are served by this filter), so
+            // passing a signal on would only make libdbus split its path to find no handler, for every signal.
+            return DBUS_HANDLER_RESULT_HANDLED
         case DBusMessageKind.methodCall:
             return handleMethodCall(message)
         default:

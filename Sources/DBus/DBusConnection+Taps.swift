@@ -1,7 +1,15 @@
 /// A synchronous signal handler and its rule.
-struct SignalTap {
-    var rule: DBusMatchRule
-    var handler: @Sendable (DBusSignalMessage) -> Bool
+///
+/// A class: every signal walks the taps, and copying a struct out of the table retained and released each of the
+/// rule's strings and the handler.
+final class SignalTap: Sendable {
+    let rule: DBusMatchRule
+    let handler: @Sendable (DBusSignalMessage) -> Bool
+
+    init(rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignalMessage) -> Bool) {
+        self.rule = rule
+        self.handler = handler
+    }
 }
 
 /// A registered tap; remove it with `DBusConnection.removeTap(_:)`.

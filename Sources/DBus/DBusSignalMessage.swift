@@ -34,40 +34,43 @@ package struct DBusSignalMessage {
     ///
     /// One pass over the message with libdbus's iterator, comparing names in place; the bytes are the only copy.
     package func loneByteArrayChange(ofInterface interface: String, property: String) -> [UInt8]? {
+        // The signature settles the argument types and that nothing follows the invalidated list, so the walk
+        // below only checks what it says nothing of: the names, the variant's type, and the counts.
+        guard let signature = dbus_message_get_signature(pointer), strcmp(signature, "sa{sv}as") == 0 else {
+            return nil
+        }
         var arguments = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &arguments) != 0,
-            Self.stringEquals(&arguments, interface), dbus_message_iter_next(&arguments) != 0,
-            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array,
-            dbus_message_iter_get_element_type(&arguments) == DBusTypeCode.dictEntry
+            Self.stringEquals(&arguments, interface), dbus_message_iter_next(&arguments) != 0
         else { return nil }
         var entries = DBusMessageIter()
         dbus_message_iter_recurse(&arguments, &entries)
         guard dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry else { return nil }
         var entry = DBusMessageIter()
         dbus_message_iter_recurse(&entries, &entry)
-        guard Self.stringEquals(&entry, property), dbus_message_iter_next(&entry) != 0,
-            dbus_message_iter_get_arg_type(&entry) == DBusTypeCode.variant
-        else { return nil }
+        guard Self.stringEquals(&entry, property), dbus_message_iter_next(&entry) != 0 else { return nil }
         var variant = DBusMessageIter()
         dbus_message_iter_recurse(&entry, &variant)
+        var invalidated = DBusMessageIter()
         guard dbus_message_iter_get_arg_type(&variant) == DBusTypeCode.array,
             dbus_message_iter_get_element_type(&variant) == DBusTypeCode.byte,
             // Exactly one changed property.
             dbus_message_iter_next(&entries) == 0,
-            // Then an empty list of invalidated properties, and nothing after it.
-            dbus_message_iter_next(&arguments) != 0,
-            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array,
-            dbus_message_iter_get_element_type(&arguments) == DBusTypeCode.string,
-            dbus_message_iter_get_element_count(&arguments) == 0,
-            dbus_message_iter_next(&arguments) == 0
+            // Then an empty list of invalidated properties.
+            dbus_message_iter_next(&arguments) != 0
         else { return nil }
+        dbus_message_iter_recurse(&arguments, &invalidated)
+        guard dbus_message_iter_get_arg_type(&invalidated) == DBusTypeCode.invalid else { return nil }
         var bytes = DBusMessageIter()
         dbus_message_iter_recurse(&variant, &bytes)
         var base: UnsafeRawPointer?
         var count: Int32 = 0
         dbus_message_iter_get_fixed_array(&bytes, &base, &count)
         guard let base, count > 0 else { return [] }
-        return Array(UnsafeRawBufferPointer(start: base, count: Int(count)))
+        return [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+            buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: Int(count))
+            initialized = Int(count)
+        }
     }
 
     /// Whether the iterator stands on a string equal to `expected`, compared in place.

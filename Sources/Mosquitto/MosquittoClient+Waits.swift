@@ -22,7 +22,7 @@ extension MosquittoClient {
         let loop = loop
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                waits[id] = PendingWait(reason: reason, continuation: continuation)
+                waits.insert(PendingWait(reason: reason, continuation: continuation), id: id)
                 if let timeout {
                     loop.execute(after: timeout) { [weak self] in
                         self?.loopIsolated {
@@ -41,21 +41,17 @@ extension MosquittoClient {
     }
 
     func finishWait(_ id: UInt64, with result: Result<Void, any Error>) {
-        waits.removeValue(forKey: id)?.continuation.resume(with: result)
+        waits.remove(id)?.continuation.resume(with: result)
     }
 
     /// Resumes every caller waiting for `reason`.
     func resumeWaits(_ reason: WaitReason, with result: Result<Void, any Error> = .success(())) {
-        resumeWaits(where: { $0 == reason }, with: result)
+        for wait in waits.removeAll(for: reason) { wait.continuation.resume(with: result) }
     }
 
     func resumeWaits(where matches: (WaitReason) -> Bool, with result: Result<Void, any Error>) {
-        guard !waits.isEmpty else { return }
-        for (id, wait) in waits where matches(wait.reason) {
-            waits.removeValue(forKey: id)
-            wait.continuation.resume(with: result)
-        }
+        for wait in waits.removeAll(where: matches) { wait.continuation.resume(with: result) }
     }
 
-    func isWaiting(for reason: WaitReason) -> Bool { waits.values.contains { $0.reason == reason } }
+    func isWaiting(for reason: WaitReason) -> Bool { waits.contains(reason) }
 }

@@ -66,7 +66,7 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     var readsPaused = false
     var pauseStarted: ContinuousClock.Instant?
 
-    var waits: [UInt64: PendingWait] = [:]
+    var waits = PendingWaits()
     /// Synchronous publishers (`publishOnLoop`) waiting for capacity; each runs once when capacity returns.
     var capacityCallbacks: [@Sendable () -> Void] = []
     var nextWaitID: UInt64 = 0
@@ -215,7 +215,7 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
         pauseStarted = nil
         eventContinuation.finish()
         let stopped = MQTTError.clientStopped(operation: "waiting")
-        for reason in Set(waits.values.map(\.reason)) where reason != .inbound {
+        for reason in waits.reasons where reason != .inbound {
             resumeWaits(reason, with: .failure(stopped))
         }
         resumeWaits(.inbound, with: .success(()))

@@ -18,9 +18,10 @@ extension LoopActor {
     /// is what isolation to the actor means, as its jobs run nowhere else.
     @inlinable @inline(__always)
     public nonisolated func loopIsolated<Result>(_ operation: (isolated Self) throws -> Result) rethrows -> Result {
-        // `operation` travels as the argument; making it escapable allocates, which is fine off the per-message paths.
+        // `operation` travels as the argument, inside a struct: a bare function passed as a generic argument is
+        // converted to the generic representation of a function, a thunk allocated on every call.
         try withoutActuallyEscaping(operation) { operation in
-            try loopIsolated(with: operation) { actor, operation in try operation(actor) }
+            try loopIsolated(with: PlainOperation(run: operation)) { actor, operation in try operation.run(actor) }
         }
     }
 
@@ -48,6 +49,12 @@ extension LoopActor {
 struct IsolatedOperation<Actor: LoopActor, Argument, Result> {
     @usableFromInline let run: (isolated Actor, Argument) throws -> Result
     @inlinable init(run: @escaping (isolated Actor, Argument) throws -> Result) { self.run = run }
+}
+
+@usableFromInline
+struct PlainOperation<Actor: LoopActor, Result> {
+    @usableFromInline let run: (isolated Actor) throws -> Result
+    @inlinable init(run: @escaping (isolated Actor) throws -> Result) { self.run = run }
 }
 
 @usableFromInline

@@ -1,7 +1,6 @@
 import CEpoll
 import DequeModule
 import Glibc
-import HeapModule
 import Synchronization
 
 /// The state of a `PollLoop`, shared by its handle and its thread.
@@ -29,8 +28,7 @@ final class PollLoopCore: @unchecked Sendable {
 
     // Loop thread only.
     private var watches: [UInt64: FileWatch] = [:]
-    private var timers: [UInt64: TimerRecord] = [:]
-    private var deadlines = Heap<TimerDeadline>()
+    private var timers = LoopTimerTable()
     private var nextID: UInt64 = 1
     /// Reused between turns so running the submitted work allocates nothing.
     private var running: Deque<Work> = []
@@ -137,7 +135,7 @@ final class PollLoopCore: @unchecked Sendable {
             if stop && idle { break }
             // Work submitted while this runs is taken next turn, after a look at the sockets that does not sleep.
             runSubmitted()
-            let timeout = idle ? millisecondsToNextDeadline() : 0
+            let timeout = idle ? timers.timeoutMilliseconds(now: LoopTimerTable.now()) : 0
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout)
             }
@@ -199,57 +197,24 @@ final class PollLoopCore: @unchecked Sendable {
 
     // MARK: Timers (loop thread)
 
-    private struct TimerRecord {
-        let handler: @Sendable () -> Void
-        let interval: Duration?
-    }
-
-    private struct TimerDeadline: Comparable {
-        let at: ContinuousClock.Instant
-        let id: UInt64
-        static func < (a: Self, b: Self) -> Bool { a.at < b.at || (a.at == b.at && a.id < b.id) }
-    }
-
     func addTimer(after delay: Duration, repeating interval: Duration?, _ handler: @escaping @Sendable () -> Void)
         -> LoopTimer
     {
         checkLoopThread()
         let id = takeID()
-        timers[id] = TimerRecord(handler: handler, interval: interval)
-        deadlines.insert(TimerDeadline(at: .now + max(delay, .zero), id: id))
+        timers.add(id: id, after: delay, repeating: interval, now: LoopTimerTable.now(), handler)
         return LoopTimer(id: id, core: self)
     }
 
     func cancelTimer(_ id: UInt64) {
         checkLoopThread()
-        // The deadline stays in the heap and is skipped when it comes up.
-        timers[id] = nil
-    }
-
-    private func millisecondsToNextDeadline() -> Int32 {
-        while let first = deadlines.min, timers[first.id] == nil { _ = deadlines.removeMin() }
-        guard let next = deadlines.min else { return -1 }
-        let remaining = ContinuousClock.now.duration(to: next.at)
-        guard remaining > .zero else { return 0 }
-        let (seconds, attoseconds) = remaining.components
-        // Rounded up: waking a little early would only spin until the deadline.
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
+        timers.cancel(id)
     }
 
     private func fireDueTimers() {
-        guard !deadlines.isEmpty else { return }
-        let now = ContinuousClock.now
-        while let first = deadlines.min, first.at <= now {
-            _ = deadlines.removeMin()
-            guard let timer = timers[first.id] else { continue }
-            if let interval = timer.interval {
-                deadlines.insert(TimerDeadline(at: max(first.at + interval, now), id: first.id))
-            } else {
-                timers[first.id] = nil
-            }
-            timer.handler()
-        }
+        guard !timers.isEmpty else { return }
+        let now = LoopTimerTable.now()
+        while let handler = timers.popDue(now: now) { handler() }
     }
 
     private func takeID() -> UInt64 {
