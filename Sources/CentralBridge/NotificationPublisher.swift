@@ -47,7 +47,9 @@ final class NotificationPublisher: @unchecked Sendable {
 
     /// Runs on the MQTT client's loop (the channel's `onBatch`). Returns false to pause the channel.
     func handle(_ batch: [[UInt8]]) -> Bool {
-        pending.append(contentsOf: pipeline.messages(for: batch))
+        let messages = pipeline.messages(for: batch)
+        // Usually nothing is pending: take the batch's array as it is rather than copying it into the slice.
+        if pending.isEmpty { pending = messages[...] } else { pending.append(contentsOf: messages) }
         return publishPending()
     }
 

@@ -28,6 +28,9 @@ struct ValuePipeline: Sendable {
 
     /// The messages for `values`, in order; callable from any thread.
     func messages(for values: [[UInt8]]) -> [MQTTMessage] {
+        // A batch of one (a notification at a time, the usual case below a few thousand a second) needs none of
+        // the arrays below.
+        if values.count == 1 { return message(for: values[0]).map { [$0] } ?? [] }
         var decoded: [(raw: [UInt8], payload: [UInt8])] = []
         decoded.reserveCapacity(values.count)
         for value in values {
