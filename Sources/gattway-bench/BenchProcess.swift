@@ -13,6 +13,16 @@ final class BenchProcess: @unchecked Sendable {
     private var lines: [String] = []
     private var partial = Data()
 
+    /// The C program under `GATTWAY_BENCH_C_WRAPPER` when set: a command and its options, split at spaces, that
+    /// runs it (`scripts/callgrind-per-value` runs it under callgrind this way); the program itself otherwise.
+    static func cProgram(_ binary: String, _ arguments: [String]) -> (executable: String, arguments: [String]) {
+        guard let wrapper = ProcessInfo.processInfo.environment["GATTWAY_BENCH_C_WRAPPER"], !wrapper.isEmpty else {
+            return (binary, arguments)
+        }
+        let words = wrapper.split(separator: " ").map(String.init)
+        return (words[0], Array(words.dropFirst()) + [binary] + arguments)
+    }
+
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], logPath: String) throws {
         name = (executable as NSString).lastPathComponent
         self.logPath = logPath

@@ -87,10 +87,10 @@ struct ComparePeripheralRunner {
         let log = stage.directory + "/peripheral-\(kind.rawValue)-\(way.rawValue).log"
         switch kind {
         case .c:
+            let program = BenchProcess.cProgram(
+                peripheralBinary, [Self.adapterPath, "127.0.0.1", "\(stage.port)", CompareStage.peripheralTopic])
             let peripheral = try BenchProcess(
-                peripheralBinary,
-                [Self.adapterPath, "127.0.0.1", "\(stage.port)", CompareStage.peripheralTopic],
-                environment: environment, logPath: log)
+                program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await peripheral.waitForLine(prefix: "peripheral: ready", timeout: .seconds(30))
             return peripheral
         case .gattway:

@@ -58,8 +58,9 @@ struct CompareRelayRunner {
             // The relay does the hot path only: the benchmark connects the device and names the characteristic.
             let characteristic = try await stage.connectedCharacteristicPath()
             let mode = path == .startNotify ? "start" : "acquire"
+            let program = BenchProcess.cProgram(relayBinary, [mode, characteristic] + brokerArguments)
             let relay = try BenchProcess(
-                relayBinary, [mode, characteristic] + brokerArguments, environment: environment, logPath: log)
+                program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await relay.waitForLine(prefix: "relay: ready", timeout: .seconds(30))
             return relay
         case .bleak:
