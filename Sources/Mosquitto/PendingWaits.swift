@@ -5,7 +5,7 @@ extension MosquittoClient {
     /// long-lived waits for other reasons (a consumer's `.inbound`, a `.stopped`) are nearly always there: the
     /// counts make "nobody waits for this" a load instead of a walk over the table.
     struct PendingWaits {
-        private(set) var byID: [UInt64: PendingWait] = [:]
+        private var byID: [UInt64: PendingWait] = [:]
         private var counts = [Int](repeating: 0, count: WaitReason.kindCount)
 
         var isEmpty: Bool { byID.isEmpty }
