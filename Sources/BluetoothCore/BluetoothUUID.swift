@@ -34,45 +34,46 @@ package struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     /// Parses a 16-bit (`180D`), 32-bit (`0000180D`) or 128-bit (`0000180d-0000-1000-8000-00805f9b34fb`) UUID,
     /// case-insensitively. A `0x` prefix is accepted on the short forms.
     package init(parsing text: String) throws(BluetoothValueError) {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(32)
-        var utf8 = Array(text.utf8)
+        var utf8Text = text
+        guard let parsed = utf8Text.withUTF8({ Self.parse($0) }) else { throw Self.notAUUID(text) }
+        if parsed.digits == 32 {
+            self.init(high: parsed.high, low: parsed.low)
+        } else {
+            self.init(uuid32: UInt32(truncatingIfNeeded: parsed.low))
+        }
+    }
+
+    /// The digits of a UUID's text, read in place: every advertisement with service data names its UUIDs as text,
+    /// so this runs per advertisement, where copying the text into arrays cost more than the parse.
+    private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> (high: UInt64, low: UInt64, digits: Int)? {
+        var start = 0
         if utf8.count == 6 || utf8.count == 10, utf8[0] == UInt8(ascii: "0"),
             utf8[1] == UInt8(ascii: "x") || utf8[1] == UInt8(ascii: "X")
         {
-            utf8.removeFirst(2)
+            start = 2
         }
-        switch utf8.count {
-        case 4, 8, 32:
-            for byte in utf8 {
-                guard let value = Hex.value(of: byte) else { throw Self.notAUUID(text) }
-                digits.append(value)
+        let length = utf8.count - start
+        let dashed = length == 36
+        guard length == 4 || length == 8 || length == 32 || dashed else { return nil }
+        let full = length == 32 || dashed
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for position in 0..<length {
+            let byte = utf8[start + position]
+            if dashed, position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
             }
-        case 36:
-            for (index, byte) in utf8.enumerated() {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    guard byte == UInt8(ascii: "-") else { throw Self.notAUUID(text) }
-                    continue
-                }
-                guard let value = Hex.value(of: byte) else { throw Self.notAUUID(text) }
-                digits.append(value)
-            }
-        default:
-            throw Self.notAUUID(text)
-        }
-        var value: (UInt64, UInt64) = (0, 0)
-        for (index, digit) in digits.enumerated() {
-            if digits.count == 32 && index < 16 {
-                value.0 = value.0 << 4 | UInt64(digit)
+            guard let value = Hex.value(of: byte) else { return nil }
+            if full && digits < 16 {
+                high = high << 4 | UInt64(value)
             } else {
-                value.1 = value.1 << 4 | UInt64(digit)
+                low = low << 4 | UInt64(value)
             }
+            digits += 1
         }
-        if digits.count == 32 {
-            self.init(high: value.0, low: value.1)
-        } else {
-            self.init(uuid32: UInt32(truncatingIfNeeded: value.1))
-        }
+        return (high, low, digits)
     }
 
     /// Parses like ``init(parsing:)`` but returns nil instead of an error.

@@ -18,6 +18,16 @@ final class ValueRelay: Sendable {
         var byCharacteristic: [String: CharacteristicRoute] = [:]
         /// Device object path → the characteristic paths registered for it.
         var byDevice: [String: [String]] = [:]
+        /// The route found last. Values come in runs from one characteristic, and comparing a path with the last
+        /// one costs a tenth of hashing it (a path is about 50 bytes).
+        var last: (path: String, route: CharacteristicRoute)?
+
+        mutating func route(of path: String) -> CharacteristicRoute? {
+            if let last, last.path == path { return last.route }
+            guard let route = byCharacteristic[path] else { return nil }
+            last = (path, route)
+            return route
+        }
     }
 
     private let routes = Mutex(Routes())
@@ -39,13 +49,14 @@ final class ValueRelay: Sendable {
             for path in routes.byDevice[devicePath] ?? [] { routes.byCharacteristic[path] = nil }
             routes.byDevice[devicePath] = Array(characteristics.keys)
             routes.byCharacteristic.merge(characteristics) { $1 }
+            routes.last = nil
         }
     }
 
     /// Publishes `value` of the characteristic at `path`; false when no route is registered for it.
     @discardableResult
     func relay(_ value: [UInt8], ofCharacteristic path: String) -> Bool {
-        guard let route = routes.withLock({ $0.byCharacteristic[path] }) else { return false }
+        guard let route = routes.withLock({ $0.route(of: path) }) else { return false }
         guard let message = ValuePipeline(route: route, store: store, metrics: metrics).message(for: value) else {
             logger.trace("value.not_published", metadata: ["mqtt.topic": "\(route.valueTopic)"])
             return true

@@ -58,8 +58,9 @@ struct AdvertsReceiverRunner {
         switch kind {
         case .c, .cPublishing:
             let arguments = kind == .c ? ["hci0"] : ["hci0", "127.0.0.1", "\(stage.port)"]
-            process = try BenchProcess(receiverBinary, arguments, environment: environment, logPath: log)
-            _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(30))
+            let program = BenchProcess.cProgram(receiverBinary, arguments)
+            process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
+            _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))
         case .gattway:
             let configuration = stage.directory + "/gattway.yaml"
             try workload.configuration(port: stage.port, directory: stage.directory, simulator: simulatorPath)

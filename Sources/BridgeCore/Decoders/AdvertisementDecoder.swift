@@ -145,12 +145,17 @@ package enum DecoderSelection: Sendable, Hashable {
 /// Gives repeated measurement names a numeric suffix (`temperature`, `temperature_2`), as a packet may carry
 /// several values of one kind.
 struct MeasurementNamer {
-    private var seen: [String: Int] = [:]
+    /// Names so far and how often each came. A list, not a dictionary: an advertisement holds a few measurements
+    /// (at most as many as its 255 bytes have objects), and comparing a few short names costs less than hashing.
+    private var seen: [(name: String, count: Int)] = []
 
     mutating func name(_ base: String) -> String {
-        let count = (seen[base] ?? 0) + 1
-        seen[base] = count
-        return count == 1 ? base : "\(base)_\(count)"
+        guard let index = seen.firstIndex(where: { $0.name == base }) else {
+            seen.append((base, 1))
+            return base
+        }
+        seen[index].count += 1
+        return "\(base)_\(seen[index].count)"
     }
 }
 

@@ -65,6 +65,9 @@ package struct BTHomeDecoder: AdvertisementDecoder {
     private static func decodeObjects(_ bytes: [UInt8]) throws(DecoderError) -> Objects {
         var reader = ByteReader(bytes, context: "BTHome")
         var result = Objects()
+        // Every object takes two bytes at least, and a dimmer's (three bytes) yields two measurements: room for
+        // them all at once, where appending grew the array at the first, second and fifth.
+        result.measurements.reserveCapacity(bytes.count / 2 + 1)
         var namer = MeasurementNamer()
         var decodedAny = false
         while !reader.isAtEnd {
@@ -74,63 +77,72 @@ package struct BTHomeDecoder: AdvertisementDecoder {
                 throw DecoderError(.unsupported, "BTHome: unknown object id 0x\(String(id, radix: 16))")
             }
             decodedAny = true
-            for (suffix, value) in try read(object, id: id, from: &reader) {
-                if case .packetID = object.kind, case .number(let number) = value {
-                    result.packetID = UInt32(number)
-                    continue
-                }
-                let isSteps = suffix == "steps"
+            let values = try read(object, id: id, from: &reader)
+            if case .packetID = object.kind, case .number(let number) = values.value {
+                result.packetID = UInt32(number)
+                continue
+            }
+            result.measurements.append(
+                DecodedMeasurement(
+                    name: namer.name(object.name), value: values.value, unit: object.unit,
+                    deviceClass: object.deviceClass, stateClass: object.stateClass))
+            if let steps = values.steps {
                 result.measurements.append(
                     DecodedMeasurement(
-                        name: namer.name(isSteps ? "\(object.name)_steps" : object.name), value: value,
-                        unit: isSteps ? nil : object.unit, deviceClass: isSteps ? nil : object.deviceClass,
-                        stateClass: isSteps ? nil : object.stateClass))
+                        name: namer.name("\(object.name)_steps"), value: .number(steps), unit: nil, deviceClass: nil,
+                        stateClass: nil))
             }
         }
         return result
     }
 
+    /// What one object holds: its value, and for a dimmer event also its step count.
+    private struct ObjectValues {
+        let value: MeasurementValue
+        var steps: Double?
+    }
+
     /// The values of one object; a dimmer event yields its direction and its step count.
     private static func read(
         _ object: BTHomeObject, id: UInt8, from reader: inout ByteReader
-    ) throws(DecoderError) -> [(String?, MeasurementValue)] {
+    ) throws(DecoderError) -> ObjectValues {
         let field = object.name
         switch object.kind {
         case .unsigned(let width, let factor):
-            return [(nil, .number(scaled(Double(try reader.uintLE(width, field)), by: factor)))]
+            return ObjectValues(value: .number(scaled(Double(try reader.uintLE(width, field)), by: factor)))
         case .signed(let width, let factor):
-            return [(nil, .number(scaled(Double(try reader.intLE(width, field)), by: factor)))]
+            return ObjectValues(value: .number(scaled(Double(try reader.intLE(width, field)), by: factor)))
         case .packetID:
-            return [(nil, .number(Double(try reader.uint8(field))))]
+            return ObjectValues(value: .number(Double(try reader.uint8(field))))
         case .binary:
             let raw = try reader.uint8(field)
             guard raw <= 1 else {
                 throw DecoderError(.malformed, "BTHome: \(field) is \(raw), not 0 or 1")
             }
-            return [(nil, .bool(raw == 1))]
+            return ObjectValues(value: .bool(raw == 1))
         case .buttonEvent:
             let raw = try reader.uint8(field)
             guard let event = buttonEvents[raw] else {
                 throw DecoderError(.malformed, "BTHome: button event 0x\(String(raw, radix: 16)) is not defined")
             }
-            return [(nil, .text(event))]
+            return ObjectValues(value: .text(event))
         case .dimmerEvent:
             let raw = try reader.uint8(field)
             let steps = try reader.uint8("dimmer steps")
             guard let event = dimmerEvents[raw] else {
                 throw DecoderError(.malformed, "BTHome: dimmer event 0x\(String(raw, radix: 16)) is not defined")
             }
-            return [(nil, .text(event)), ("steps", .number(Double(steps)))]
+            return ObjectValues(value: .text(event), steps: Double(steps))
         case .text:
             let length = Int(try reader.uint8("text length"))
             let bytes = try reader.bytes(length, for: field)
-            return [(nil, .text(String(decoding: bytes, as: UTF8.self)))]
+            return ObjectValues(value: .text(String(decoding: bytes, as: UTF8.self)))
         case .raw:
             let length = Int(try reader.uint8("raw length"))
-            return [(nil, .text(Hex.string(try reader.bytes(length, for: field))))]
+            return ObjectValues(value: .text(Hex.string(try reader.bytes(length, for: field))))
         case .firmwareVersion(let width):
             let bytes = try reader.bytes(width, for: field)
-            return [(nil, .text(bytes.reversed().map { String($0) }.joined(separator: ".")))]
+            return ObjectValues(value: .text(bytes.reversed().map { String($0) }.joined(separator: ".")))
         }
     }
 

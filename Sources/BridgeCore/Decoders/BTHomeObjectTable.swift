@@ -44,7 +44,10 @@ struct BTHomeObject: Sendable {
 /// Every object id of the BTHome v2 specification.
 /// - SeeAlso: https://bthome.io/format/
 enum BTHomeObjectTable {
-    static func object(_ id: UInt8) -> BTHomeObject? { objects[id] }
+    static func object(_ id: UInt8) -> BTHomeObject? { byID[Int(id)] }
+
+    /// The table indexed by id: every advertisement looks up each of its objects, and an index is no hash.
+    private static let byID: [BTHomeObject?] = (0...255).map { objects[UInt8($0)] }
 
     private static func u(_ width: Int, _ factor: Double = 1) -> BTHomeObjectKind {
         .unsigned(width: width, factor: factor)

@@ -133,33 +133,55 @@ package struct JSONWriter: Sendable {
     package mutating func field(_ name: String, hexOf data: [UInt8]) {
         key(name)
         separate()
-        bytes.reserveCapacity(bytes.count + data.count * 2 + 2)
-        bytes.append(UInt8(ascii: "\""))
-        for byte in data {
-            bytes.append(Hex.lowercaseDigits[Int(byte >> 4)])
-            bytes.append(Hex.lowercaseDigits[Int(byte & 0x0F)])
+        // Formatted on the stack and appended in one piece: appending byte by byte checked the array's
+        // uniqueness and capacity twice per input byte.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: data.count * 2 + 2) { text in
+            text[0] = UInt8(ascii: "\"")
+            for (offset, byte) in data.enumerated() {
+                text[1 + offset * 2] = Hex.lowercaseDigits[Int(byte >> 4)]
+                text[2 + offset * 2] = Hex.lowercaseDigits[Int(byte & 0x0F)]
+            }
+            text[text.count - 1] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: text)
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private mutating func appendQuoted(_ text: String) {
+        var text = text
+        text.withUTF8 { appendQuoted($0) }
+    }
+
+    /// Copies the runs of bytes that need no escape in one piece each: nearly every string Gattway writes (names,
+    /// units, hex, addresses) is one such run.
+    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20, 0x7F:
-                bytes.append(contentsOf: [
-                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                    Hex.lowercaseDigits[Int(byte >> 4)], Hex.lowercaseDigits[Int(byte & 0x0F)],
-                ])
-            default: bytes.append(byte)
+        var runStart = 0
+        for index in utf8.indices {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else {
+                continue
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+            appendEscape(of: byte)
+            runStart = index + 1
         }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscape(of byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        default:
+            bytes.append(contentsOf: [
+                UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                Hex.lowercaseDigits[Int(byte >> 4)], Hex.lowercaseDigits[Int(byte & 0x0F)],
+            ])
+        }
     }
 }
 

@@ -19,6 +19,22 @@ import Testing
         #expect(writer.string == #"{"text":"a\"b\\c\nd\u0001","n":3,"x":0.5,"ok":true,"list":[1,null,null]}"#)
     }
 
+    /// Plain runs are copied whole and escapes cut them: an escape first, last, twice in a row, every control
+    /// character's form, DEL, and multi-byte UTF-8 passed through unchanged, in keys as in values.
+    @Test func writerEscapesAtEveryPositionOfARun() throws {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("\tkey\"", "\"\"plain run\r\u{7F}°C µg/m³\u{1F}")
+        writer.field("", "")
+        writer.field("only", "\\")
+        writer.endObject()
+        #expect(
+            writer.string
+                == #"{"\tkey\"":"\"\"plain run\r\u007f°C µg/m³\u001f","":"","only":"\\"}"#)
+        let parsed = try JSONValue(parsing: writer.bytes)
+        #expect(parsed["\tkey\""] == .string("\"\"plain run\r\u{7F}°C µg/m³\u{1F}"))
+    }
+
     @Test func writerWritesHexFieldsInPlaceAndSeparatesThem() {
         var writer = JSONWriter()
         writer.beginObject()
