@@ -133,16 +133,16 @@ extension DBusConnection {
             trackedOwners[name]!.changes += 1
         }
         let owners = trackedOwners
-        func matches(_ rule: DBusMatchRule) -> Bool { rule.matches(message, owners: owners) }
+        var fields = DBusMessageFields(message)
         if !taps.isEmpty {
             let view = DBusSignalMessage(message)
-            for (_, tap) in taps where matches(tap.rule) {
+            for (_, tap) in taps.entries where tap.rule.matches(&fields, owners: owners) {
                 if tap.handler(view) { return }
             }
         }
         var decoded: DBusSignal?
         for (_, subscription) in subscriptions {
-            guard matches(subscription.rule) else { continue }
+            guard subscription.rule.matches(&fields, owners: owners) else { continue }
             let signal = decoded ?? DBusSignalMessage(message).decoded
             decoded = signal
             if case .dropped = subscription.continuation.yield(signal) {

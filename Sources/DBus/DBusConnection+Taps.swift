@@ -12,6 +12,28 @@ final class SignalTap: Sendable {
     }
 }
 
+/// The taps in the order they were registered, which is the order a signal is offered to them: a dictionary's
+/// order changes from run to run with its hash seed, and so would which of two matching taps takes a signal first
+/// and how many rules a signal is matched against before its tap.
+struct SignalTaps {
+    private(set) var entries: [(token: UInt64, tap: SignalTap)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    mutating func add(_ tap: SignalTap, token: UInt64) {
+        entries.append((token, tap))
+    }
+
+    mutating func remove(_ token: UInt64) -> SignalTap? {
+        guard let index = entries.firstIndex(where: { $0.token == token }) else { return nil }
+        return entries.remove(at: index).tap
+    }
+
+    mutating func removeAll() {
+        entries.removeAll()
+    }
+}
+
 /// A registered tap; remove it with `DBusConnection.removeTap(_:)`.
 package struct DBusSignalTapToken: Sendable, Hashable {
     let token: UInt64
@@ -36,11 +58,11 @@ extension DBusConnection {
     ) async throws -> DBusSignalTapToken {
         _ = try requireHandle("AddMatch \(rule.ruleString)")
         let token = makeToken()
-        taps[token] = SignalTap(rule: rule, handler: handler)
+        taps.add(SignalTap(rule: rule, handler: handler), token: token)
         do {
             try await addRule(rule)
         } catch {
-            taps[token] = nil
+            _ = taps.remove(token)
             throw error
         }
         return DBusSignalTapToken(token: token)
@@ -48,7 +70,7 @@ extension DBusConnection {
 
     /// Removes a tap; its signals go to the streams again.
     package func removeTap(_ tap: DBusSignalTapToken) {
-        guard let removed = taps.removeValue(forKey: tap.token) else { return }
+        guard let removed = taps.remove(tap.token) else { return }
         removeRule(removed.rule)
     }
 }

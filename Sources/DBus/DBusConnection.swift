@@ -25,7 +25,7 @@ package actor DBusConnection: LoopActor {
 
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: SignalSubscription] = [:]
-    var taps: [UInt64: SignalTap] = [:]
+    var taps = SignalTaps()
     var trackedOwners: [String: TrackedOwner] = [:]
     let droppedSignals = DBusCounter()
     let refusedCalls = DBusCounter()

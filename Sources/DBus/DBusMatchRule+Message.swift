@@ -1,24 +1,65 @@
 internal import CDBus
 import Glibc
 
+/// The header fields of one received message, read from libdbus once for every rule it is matched against (each
+/// read walks the header's field table), and its first argument only when a rule asks for it.
+struct DBusMessageFields {
+    let message: OpaquePointer
+    let sender: UnsafePointer<CChar>?
+    let interface: UnsafePointer<CChar>?
+    let member: UnsafePointer<CChar>?
+    let path: UnsafePointer<CChar>?
+    private var firstString: UnsafePointer<CChar>??
+    /// The last well-known name asked about, and whether the sender owns it: the rules of one program mostly name
+    /// the same service, so its owner is looked up once per message.
+    private var lastOwnership: (name: String, owned: Bool)?
+
+    init(_ message: OpaquePointer) {
+        self.message = message
+        sender = dbus_message_get_sender(message)
+        interface = dbus_message_get_interface(message)
+        member = dbus_message_get_member(message)
+        path = dbus_message_get_path(message)
+    }
+
+    /// The first argument when it is a string.
+    mutating func firstArgument() -> UnsafePointer<CChar>? {
+        if let firstString { return firstString }
+        var iterator = DBusMessageIter()
+        var value: UnsafePointer<CChar>?
+        if dbus_message_iter_init(message, &iterator) != 0,
+            dbus_message_iter_get_arg_type(&iterator) == DBusTypeCode.string
+        {
+            dbus_message_iter_get_basic(&iterator, &value)
+        }
+        firstString = .some(value)
+        return value
+    }
+
+    /// Whether the sender is `name` or, for a well-known name, its current owner by `owners`.
+    mutating func sentBy(_ name: String, owners: [String: TrackedOwner]) -> Bool {
+        guard let sender else { return false }
+        if let lastOwnership, lastOwnership.name == name { return lastOwnership.owned }
+        let owned =
+            DBusMatchRule.equal(sender, name)
+            || (owners[name]?.owner.map { DBusMatchRule.equal(sender, $0) } ?? false)
+        lastOwnership = (name, owned)
+        return owned
+    }
+}
+
 extension DBusMatchRule {
     /// Whether a signal's header fields and first argument satisfy the rule, compared in place in the message as
     /// libdbus holds it, so matching creates no String (a stream or a tap decodes only what it takes).
     /// `owners` gives the current unique name of a well-known `sender`, when known. A dictionary, not a closure over
     /// the connection's state: such a closure is isolated to the connection and checks its executor on every call,
     /// and BlueZ's signals, sent from a unique name, ask for the owner once per rule.
-    func matches(_ message: OpaquePointer, owners: [String: TrackedOwner]) -> Bool {
-        if let sender {
-            guard let messageSender = dbus_message_get_sender(message) else { return false }
-            if !Self.equal(messageSender, sender) {
-                guard let owner = owners[sender]?.owner, Self.equal(messageSender, owner) else { return false }
-            }
-        }
-        if let interface, !Self.equal(dbus_message_get_interface(message), interface) { return false }
-        if let member, !Self.equal(dbus_message_get_member(message), member) { return false }
-        if let path, !Self.equal(dbus_message_get_path(message), path) { return false }
+    func matches(_ message: inout DBusMessageFields, owners: [String: TrackedOwner]) -> Bool {
+        if let interface, !Self.equal(message.interface, interface) { return false }
+        if let member, !Self.equal(message.member, member) { return false }
+        if let path, !Self.equal(message.path, path) { return false }
         if let pathNamespace, pathNamespace != "/" {
-            guard let messagePath = dbus_message_get_path(message) else { return false }
+            guard let messagePath = message.path else { return false }
             let inside = pathNamespace.withCString { namespace in
                 let length = strlen(namespace)
                 guard strncmp(messagePath, namespace, length) == 0 else { return false }
@@ -27,19 +68,12 @@ extension DBusMatchRule {
             }
             if !inside { return false }
         }
-        if let arg0 {
-            var iterator = DBusMessageIter()
-            guard dbus_message_iter_init(message, &iterator) != 0,
-                dbus_message_iter_get_arg_type(&iterator) == DBusTypeCode.string
-            else { return false }
-            var first: UnsafePointer<CChar>?
-            dbus_message_iter_get_basic(&iterator, &first)
-            if !Self.equal(first, arg0) { return false }
-        }
+        if let sender, !message.sentBy(sender, owners: owners) { return false }
+        if let arg0, !Self.equal(message.firstArgument(), arg0) { return false }
         return true
     }
 
-    private static func equal(_ field: UnsafePointer<CChar>?, _ expected: String) -> Bool {
+    static func equal(_ field: UnsafePointer<CChar>?, _ expected: String) -> Bool {
         guard let field else { return false }
         return expected.withCString { strcmp(field, $0) == 0 }
     }

@@ -54,4 +54,33 @@ struct DBusSignalTapTests {
             #expect(tapped.withLock { $0 } == 1)
         }
     }
+
+    @Test("taps are offered a signal in the order they were registered, up to the one that takes it, also after a removal")
+    func tapsAreOfferedInRegistrationOrder() async throws {
+        try await DBusTestBus.with { world in
+            let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test", arg0: "go")
+            let stream = try await world.client.signals(matching: rule)
+            let offered = Mutex<[Int]>([])
+            var tokens: [DBusSignalTapToken] = []
+            for index in 0..<8 {
+                // The sixth takes the signal; the others only note that they were offered it.
+                tokens.append(
+                    try await world.client.tapMessages(matching: rule) { _ in
+                        offered.withLock { $0.append(index) }
+                        return index == 5
+                    })
+            }
+            try await world.server.emitSignal(
+                path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.string("go")])
+            await world.client.removeTap(tokens[2])
+            try await world.server.emitSignal(
+                path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.string("go")])
+            await world.client.removeTap(tokens[5])
+            try await world.server.emitSignal(
+                path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.string("go")])
+            // Only the last signal, which no tap took, reaches the stream; by then every tap has seen all three.
+            _ = try await DBusSignalTests.collect(1, from: stream)
+            #expect(offered.withLock { $0 } == [0, 1, 2, 3, 4, 5, 0, 1, 3, 4, 5, 0, 1, 3, 4, 6, 7])
+        }
+    }
 }
