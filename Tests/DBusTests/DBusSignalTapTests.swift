@@ -55,7 +55,7 @@ struct DBusSignalTapTests {
         }
     }
 
-    @Test("taps are offered a signal in the order they were registered, up to the one that takes it, also after a removal")
+    @Test("taps are offered a signal in registration order, up to the one that takes it, also after a removal")
     func tapsAreOfferedInRegistrationOrder() async throws {
         try await DBusTestBus.with { world in
             let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test", arg0: "go")
