@@ -20,12 +20,15 @@ final class ValueRelay: Sendable {
         var byDevice: [String: [String]] = [:]
         /// The route found last. Values come in runs from one characteristic, and comparing a path with the last
         /// one costs a tenth of hashing it (a path is about 50 bytes).
-        var last: (path: String, route: CharacteristicRoute)?
+        /// Two fields, not an optional tuple, so that the comparison borrows them instead of copying the pair.
+        var lastPath = ""
+        var lastRoute: CharacteristicRoute?
 
         mutating func route(of path: String) -> CharacteristicRoute? {
-            if let last, last.path == path { return last.route }
+            if lastRoute != nil, lastPath == path { return lastRoute }
             guard let route = byCharacteristic[path] else { return nil }
-            last = (path, route)
+            lastPath = path
+            lastRoute = route
             return route
         }
     }
@@ -49,7 +52,7 @@ final class ValueRelay: Sendable {
             for path in routes.byDevice[devicePath] ?? [] { routes.byCharacteristic[path] = nil }
             routes.byDevice[devicePath] = Array(characteristics.keys)
             routes.byCharacteristic.merge(characteristics) { $1 }
-            routes.last = nil
+            routes.lastRoute = nil
         }
     }
 

@@ -67,10 +67,10 @@ package struct DBusSignalMessage {
         var count: Int32 = 0
         dbus_message_iter_get_fixed_array(&bytes, &base, &count)
         guard let base, count > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
-            buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: Int(count))
-            initialized = Int(count)
-        }
+        // Copied from a raw buffer, which the compiler inlines with the array's type metadata cached at the call
+        // site; `init(unsafeUninitializedCapacity:)` called the standard library's unspecialized allocation, which
+        // looks the metadata up in the runtime's cache on every value.
+        return Array(UnsafeRawBufferPointer(start: base, count: Int(count)))
     }
 
     /// Whether the iterator stands on a string equal to `expected`, compared in place.
