@@ -55,4 +55,13 @@ struct DBusByteArrayChangeTests {
             }
         }
     }
+
+    @Test("a signal origin is checked once, when made: an invalid path or interface is refused there")
+    func signalOriginChecksItsNames() throws {
+        #expect(throws: DBusError.self) { try DBusSignalOrigin(path: "not/a/path", interface: Self.gatt) }
+        #expect(throws: DBusError.self) { try DBusSignalOrigin(path: "/a/b", interface: "NoDots") }
+        #expect(throws: DBusError.self) { try DBusSignalOrigin(path: "/a\u{0}b", interface: Self.gatt) }
+        let origin = try DBusSignalOrigin(path: "/org/gattway/peripheral/service0/char0", interface: Self.gatt)
+        #expect(origin.path == "/org/gattway/peripheral/service0/char0" && origin.interface == Self.gatt)
+    }
 }

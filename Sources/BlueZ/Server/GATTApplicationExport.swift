@@ -18,6 +18,8 @@ package final class GATTApplicationExport: Sendable {
     let logger: Logger
     /// Object path of each characteristic, by id.
     package let characteristicPaths: [String]
+    /// Each characteristic's path with its interface, checked once here for the notifications emitted per value.
+    private let characteristicSources: [Result<DBusSignalOrigin, DBusError>]
 
     package init(
         application: GATTLocalApplication, handler: any GATTServerHandler, connection: DBusConnection,
@@ -33,6 +35,11 @@ package final class GATTApplicationExport: Sendable {
             for index in service.characteristics.indices { paths.append("\(root)/service\(serviceIndex)/char\(index)") }
         }
         characteristicPaths = paths
+        characteristicSources = paths.map { path in
+            Result { () throws(DBusError) in
+                try DBusSignalOrigin(path: path, interface: BlueZName.gattCharacteristic)
+            }
+        }
     }
 
     /// Exports every object. Call once, before the first ``register(adapterPath:)``.
@@ -242,10 +249,9 @@ package final class GATTApplicationExport: Sendable {
     ///
     /// - Precondition: called on the connection's loop.
     package func emitValueOnLoop(characteristic: Int, _ value: [UInt8]) throws {
-        let path = characteristicPaths[characteristic]
+        let source = try characteristicSources[characteristic].get()
         try connection.assumeIsolated { connection in
-            try connection.emitByteArrayChange(
-                path: path, interface: BlueZName.gattCharacteristic, property: "Value", value: value)
+            try connection.emitByteArrayChange(from: source, property: "Value", value: value)
         }
     }
 
