@@ -12,7 +12,7 @@ import Synchronization
 /// subscriber's task sends them, waits for room or confirmations and keeps the deadlines of
 /// ``NotifySubscriberStateMachine``. So a slow or silent central only ever waits in its own task.
 final class NotifySubscriber: Sendable {
-    typealias Machine = NotifySubscriberStateMachine<BridgeClock.Instant>
+    typealias Machine = NotifySubscriberStateMachine
 
     enum Outlet: Sendable {
         case link(any GATTNotificationLink)

@@ -12,7 +12,13 @@
 ///
 /// An indication unconfirmed after `confirmTimeout` counts as done (as bluetoothd itself gives up on it), so the
 /// next value can go; a subscriber that keeps failing to confirm falls under the stall rule first.
-package struct NotifySubscriberStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+///
+/// Not generic over its clock: the local peripheral calls it from another module four times per value, and a
+/// generic type called there unspecialized looked its `Optional<Instant>` metadata up in the runtime's cache at
+/// each call (about 1,600 instructions a value). Tests drive it through `BridgeClock` with a manual clock.
+package struct NotifySubscriberStateMachine: Sendable {
+    package typealias Instant = BridgeClock.Instant
+
     package struct Limits: Sendable, Hashable {
         package var confirmTimeout: Duration
         package var stallLimit: Duration

@@ -2,7 +2,7 @@ import BridgeCore
 import Testing
 
 @Suite struct NotifySubscriberStateMachineTests {
-    typealias Machine = NotifySubscriberStateMachine<BridgeClock.Instant>
+    typealias Machine = NotifySubscriberStateMachine
     let t0 = BridgeClock.Instant(offset: .zero)
     let limits = Machine.Limits(confirmTimeout: .seconds(30), stallLimit: .seconds(10))
 
