@@ -98,7 +98,8 @@ package actor PeripheralBridge: Service {
         self.channels = channels
         self.valueKeys = valueKeys
         application = GATTLocalApplication(services: services)
-        let values = PeripheralValueStore(directory: configuration.stateDirectory, logger: logger)
+        let values = PeripheralValueStore(
+            directory: configuration.stateDirectory, channelKeys: valueKeys, logger: logger)
         self.values = values
         var bySource: [String: [CharacteristicChannel]] = [:]
         for channel in channels {
@@ -113,8 +114,7 @@ package actor PeripheralBridge: Service {
             })
         if let loop = server.emitLoop, loop === mqtt.publishLoop {
             let fastPath = SourceFastPath(
-                channelsBySource: bySource, sourceLimit: configuration.mqtt.payloadLimits.source, values: values,
-                valueKeys: valueKeys)
+                channelsBySource: bySource, sourceLimit: configuration.mqtt.payloadLimits.source, values: values)
             // Set before the client runs, so that every message passes the tap and the order it keeps is complete.
             mqtt.tapInbound { fastPath.take($0) }
             self.fastPath = fastPath
@@ -301,7 +301,7 @@ package actor PeripheralBridge: Service {
                         "the value has \(value.count) bytes; the characteristic holds at most \(maximum)")
                     continue
                 }
-                values.set(value, for: valueKeys[channel.id])
+                values.set(value, channel: channel.id)
                 if !channel.offerNow(value) { await channel.deliver(value) }
             }
         } else if message.topic == topics.bridgeRequest("advertise") {

@@ -22,17 +22,37 @@ final class PeripheralValueStore: Sendable {
     }
 
     private struct State {
-        var values: [String: [UInt8]] = [:]
+        /// The value of each configured key, by slot: a value is stored per notification, and an index costs less
+        /// than hashing its key (two UUIDs, 73 bytes) each time.
+        var bySlot: [[UInt8]?]
+        /// Values restored for keys this configuration does not have: kept, and saved again, so that a
+        /// configuration changed back finds them.
+        var others: [String: [UInt8]] = [:]
         var dirty = false
     }
 
     private let fileURL: URL
     private let logger: Logger
-    private let state = Mutex(State())
+    /// The configured keys, by slot (each once).
+    private let keys: [String]
+    /// Each channel's slot (channels with the same key share one).
+    private let slotOfChannel: [Int]
+    private let state: Mutex<State>
 
-    init(directory: String, logger: Logger) {
+    /// `channelKeys`: each channel's key (``key(service:characteristic:)``), by channel id.
+    init(directory: String, channelKeys: [String], logger: Logger) {
         fileURL = URL(fileURLWithPath: directory).appendingPathComponent("peripheral-values.json")
         self.logger = logger
+        var keys: [String] = []
+        var slots: [String: Int] = [:]
+        slotOfChannel = channelKeys.map { key in
+            if let slot = slots[key] { return slot }
+            slots[key] = keys.count
+            keys.append(key)
+            return keys.count - 1
+        }
+        self.keys = keys
+        state = Mutex(State(bySlot: Array(repeating: nil, count: keys.count)))
     }
 
     static func key(service: String, characteristic: String) -> String { "\(service)/\(characteristic)" }
@@ -43,7 +63,12 @@ final class PeripheralValueStore: Sendable {
         do {
             let snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
             let values = snapshot.values.compactMapValues { Data(base64Encoded: $0).map { [UInt8]($0) } }
-            state.withLock { $0.values = values }
+            state.withLock { state in
+                state.others = values
+                for (slot, key) in keys.enumerated() {
+                    state.bySlot[slot] = state.others.removeValue(forKey: key)
+                }
+            }
             logger.info(
                 "peripheral.values.restored", metadata: ["count": "\(values.count)", "path": "\(fileURL.path)"])
             return values
@@ -62,9 +87,11 @@ final class PeripheralValueStore: Sendable {
         }
     }
 
-    func set(_ value: [UInt8], for key: String) {
+    /// Stores the value of the channel `channel` (its id).
+    func set(_ value: [UInt8], channel: Int) {
+        let slot = slotOfChannel[channel]
         state.withLock {
-            $0.values[key] = value
+            $0.bySlot[slot] = value
             $0.dirty = true
         }
     }
@@ -73,7 +100,11 @@ final class PeripheralValueStore: Sendable {
         let values: [String: [UInt8]]? = state.withLock { state in
             guard state.dirty else { return nil }
             state.dirty = false
-            return state.values
+            var values = state.others
+            for (slot, value) in state.bySlot.enumerated() {
+                if let value { values[keys[slot]] = value }
+            }
+            return values
         }
         guard let values else { return }
         do {

@@ -16,18 +16,30 @@ final class SourceFastPath: Sendable {
     private let channelsBySource: [String: [CharacteristicChannel]]
     private let sourceLimit: Int
     private let values: PeripheralValueStore
-    private let valueKeys: [String]
+    /// The source topic seen last and its channels: values come in runs on one topic, and comparing the topic with
+    /// the last one costs less than hashing it.
+    private let lastSource = Mutex(LastSource())
     /// Messages left to the consumer and not yet handled by it.
     private let leftToConsumer = Atomic<Int>(0)
 
-    init(
-        channelsBySource: [String: [CharacteristicChannel]], sourceLimit: Int, values: PeripheralValueStore,
-        valueKeys: [String]
-    ) {
+    private struct LastSource {
+        var topic = ""
+        var channels: [CharacteristicChannel]?
+    }
+
+    init(channelsBySource: [String: [CharacteristicChannel]], sourceLimit: Int, values: PeripheralValueStore) {
         self.channelsBySource = channelsBySource
         self.sourceLimit = sourceLimit
         self.values = values
-        self.valueKeys = valueKeys
+    }
+
+    private func channels(of topic: String) -> [CharacteristicChannel]? {
+        lastSource.withLock { last in
+            if last.channels != nil, last.topic == topic { return last.channels }
+            guard let channels = channelsBySource[topic] else { return nil }
+            last = LastSource(topic: topic, channels: channels)
+            return channels
+        }
     }
 
     /// The MQTT client's inbound tap, on its loop: true when the message was handled here, false when it is left
@@ -46,14 +58,14 @@ final class SourceFastPath: Sendable {
     /// Offers the message's value to every channel of its topic, or does nothing and returns false. While nothing
     /// is left to the consumer this is the only producer, so a channel found with room still has it when offered.
     private func deliverAtOnce(_ message: MQTTMessage) -> Bool {
-        guard let channels = channelsBySource[message.topic], message.oversizePayloadLength == nil,
+        guard let channels = channels(of: message.topic), message.oversizePayloadLength == nil,
             message.payload.count <= sourceLimit
         else { return false }
         if channels.count == 1 {
             let channel = channels[0]
             guard let value = Self.value(of: message, for: channel), channel.offerNow(value, sendingAtOnce: true)
             else { return false }
-            values.set(value, for: valueKeys[channel.id])
+            values.set(value, channel: channel.id)
             return true
         }
         var encoded: [[UInt8]] = []
@@ -64,7 +76,7 @@ final class SourceFastPath: Sendable {
         }
         for (channel, value) in zip(channels, encoded) {
             _ = channel.offerNow(value, sendingAtOnce: true)
-            values.set(value, for: valueKeys[channel.id])
+            values.set(value, channel: channel.id)
         }
         return true
     }
