@@ -22,15 +22,21 @@ extension BlueZClient {
         let rule = DBusMatchRule(
             sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
             arg0: BlueZName.device)
+        let last = LastAdvertReport()
         return try await connection.tapMessages(matching: rule) { message in
-            guard let properties = Self.advertProperties(of: message) else { return false }
-            return handler(message.path, properties)
+            let path = message.path(reusing: last.path)
+            if path != last.path { last.forget(for: path) }
+            guard let properties = Self.advertProperties(of: message, reusing: last) else { return false }
+            return handler(path, properties)
         }
     }
 
     /// The advert properties of `PropertiesChanged(Device1, {…}, [])`, or nil when it carries any other property,
-    /// a value of an unexpected type or size, or invalidates one.
-    package static func advertProperties(of message: DBusSignalMessage) -> [BLEDeviceProperty]? {
+    /// a value of an unexpected type or size, or invalidates one. Advertised data equal to what `last` holds (the
+    /// same device's previous report) is handed on as that same storage, and `last` keeps what this one carried.
+    package static func advertProperties(
+        of message: DBusSignalMessage, reusing last: LastAdvertReport = LastAdvertReport()
+    ) -> [BLEDeviceProperty]? {
         var properties: [BLEDeviceProperty] = []
         properties.reserveCapacity(3)
         let complete = message.visitChangedProperties(ofInterface: BlueZName.device) { name, value in
@@ -40,12 +46,17 @@ extension BlueZClient {
             } else if name.is("ServiceData") {
                 guard
                     let data = value.stringKeyedByteArrays(
-                        maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes, maxKeyLength: maxServiceUUIDLength)
+                        maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes, maxKeyLength: maxServiceUUIDLength,
+                        reusing: last.serviceData)
                 else { return false }
+                last.serviceData = data
                 properties.append(.serviceData(data))
             } else if name.is("ManufacturerData") {
-                guard let data = value.uint16KeyedByteArrays(maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes)
+                guard
+                    let data = value.uint16KeyedByteArrays(
+                        maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes, reusing: last.manufacturerData)
                 else { return false }
+                last.manufacturerData = data
                 properties.append(.manufacturerData(data))
             } else if name.is("TxPower") {
                 guard let power = value.int16() else { return false }
@@ -56,5 +67,27 @@ extension BlueZClient {
             return true
         }
         return complete && !properties.isEmpty ? properties : nil
+    }
+}
+
+/// The path and advertised data of the last advertisement report read, so that the next report of the same device
+/// repeating them (bluetoothd repeats a device's data in every report while duplicates are on) reuses their storage
+/// instead of allocating it again. One device's worth: among many devices it changes with every report, which
+/// costs one comparison of the path.
+///
+/// Used on the D-Bus connection's loop only, by the one tap that owns it.
+package final class LastAdvertReport: @unchecked Sendable {
+    // @unchecked: confined to the thread of the connection's loop (see above).
+    var path = ""
+    var serviceData: [String: [UInt8]] = [:]
+    var manufacturerData: [UInt16: [UInt8]] = [:]
+
+    package init() {}
+
+    /// Starts over for another device's report.
+    func forget(for path: String) {
+        self.path = path
+        serviceData = [:]
+        manufacturerData = [:]
     }
 }

@@ -156,23 +156,37 @@ final class AdvertPublisher: Sendable {
     ) -> Bool {
         let now = clock.now
         let (taken, actions) = state.withLock { state -> (Bool, [FollowUp]) in
-            guard var device = state.devices[path], device.registration.takesReports else { return (false, []) }
-            state.devices[path] = nil  // unique while it is changed: no copy of its arrays
-            device.lastReport = now
-            device.reportsTaken = true
-            if !device.unsynced {
-                device.unsynced = true
-                state.unsyncedPaths.append(path)
-            }
+            // The device is read and changed in place, through its index: no copy of it (`values[index]` as a
+            // getter copies the whole Device), no second lookup of the path. Most reports repeat the last one
+            // (duplicates on), and then nothing more is done.
+            guard let index = state.devices.index(forKey: path) else { return (false, []) }
+            let merged = Self.merge(properties, into: &state.devices.values[index], at: now)
+            guard merged.taken else { return (false, []) }
             var actions: [FollowUp] = []
-            if device.state.apply(properties) {
-                actions = update(&device, in: &state, at: now, mayPublish: true)
+            if merged.changed {
+                actions = update(
+                    &state.devices.values[index], refusals: &state.refusals,
+                    encryptionCounters: &state.encryptionCounters, at: now, mayPublish: true)
             }
-            state.devices[path] = device
+            if merged.firstSinceSync { state.unsyncedPaths.append(path) }
             return (true, actions)
         }
         if !actions.isEmpty { followUps(path, actions) }
         return taken
+    }
+
+    /// Merges a report into `device` when its reports are taken here: whether it was, whether it changed what an
+    /// advert shows, and whether it is the first since the actor's last sync.
+    @inline(__always)
+    private static func merge(
+        _ properties: [BLEDeviceProperty], into device: inout Device, at now: BridgeClock.Instant
+    ) -> (taken: Bool, changed: Bool, firstSinceSync: Bool) {
+        guard device.registration.takesReports else { return (false, false, false) }
+        let firstSinceSync = !device.unsynced
+        device.lastReport = now
+        device.reportsTaken = true
+        device.unsynced = true
+        return (true, device.state.apply(properties), firstSinceSync)
     }
 
     /// The actor's path: the device's advert-visible state is now `deviceState` (from the tree).
@@ -193,7 +207,9 @@ final class AdvertPublisher: Sendable {
                 merged.serviceData = device.state.serviceData
             }
             device.state = merged
-            let actions = update(&device, in: &state, at: now, mayPublish: mayPublish)
+            let actions = update(
+                &device, refusals: &state.refusals, encryptionCounters: &state.encryptionCounters, at: now,
+                mayPublish: mayPublish)
             state.devices[path] = device
             return actions
         }
@@ -231,14 +247,18 @@ final class AdvertPublisher: Sendable {
     // MARK: - Under the lock
 
     private func update(
-        _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool
+        _ device: inout Device, refusals: inout RefusalLog,
+        encryptionCounters: inout PacketIDDeduplicator<BridgeClock.Instant>, at now: BridgeClock.Instant,
+        mayPublish: Bool
     ) -> [FollowUp] {
         var actions: [FollowUp] = []
         // Sent under the lock, so that the actor and the D-Bus loop cannot reorder two publications of one
         // device.
         var messages: [MQTTMessage] = []
         defer { for message in messages { outbox.send(message) } }
-        decode(&device, in: &state, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+        decode(
+            &device, refusals: &refusals, encryptionCounters: &encryptionCounters, at: now, mayPublish: mayPublish,
+            actions: &actions, messages: &messages)
         let payload = Self.advertPayload(device.state)
         switch device.adverts.advertChanged(payload, at: now) {
         case .publish(let payload):
@@ -260,8 +280,9 @@ final class AdvertPublisher: Sendable {
     /// again, nor is a packet id already seen; a packet that does not decode is counted by reason and logged at a
     /// limited rate.
     private func decode(
-        _ device: inout Device, in state: inout State, at now: BridgeClock.Instant, mayPublish: Bool,
-        actions: inout [FollowUp], messages: inout [MQTTMessage]
+        _ device: inout Device, refusals: inout RefusalLog,
+        encryptionCounters: inout PacketIDDeduplicator<BridgeClock.Instant>, at now: BridgeClock.Instant,
+        mayPublish: Bool, actions: inout [FollowUp], messages: inout [MQTTMessage]
     ) {
         let registration = device.registration
         guard registration.decoder != .none else { return }
@@ -281,7 +302,7 @@ final class AdvertPublisher: Sendable {
         } catch {
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "\(error.code)")]).increment()
             let at = started.duration(to: now)
-            if case .log = state.refusals.report("\(error.code)", topic: registration.deviceTopic, at: at) {
+            if case .log = refusals.report("\(error.code)", topic: registration.deviceTopic, at: at) {
                 logger.info(
                     "device.advert.undecodable",
                     metadata: ["device.name": "\(registration.deviceTopic)", "error": "\(error)"])
@@ -290,7 +311,7 @@ final class AdvertPublisher: Sendable {
         }
         // A new packet (its data changed) whose encryption counter does not advance is a replay.
         if let counter = decoded.encryptionCounter,
-            !state.encryptionCounters.accept(packetID: counter, from: registration.address, at: now)
+            !encryptionCounters.accept(packetID: counter, from: registration.address, at: now)
         {
             // Made when first needed: the metrics show a reason only once it happened.
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "replayed")]).increment()

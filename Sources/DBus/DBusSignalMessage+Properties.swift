@@ -28,14 +28,34 @@ package struct DBusVariantReader {
     }
 
     /// An `a{qv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each.
-    package mutating func uint16KeyedByteArrays(maxEntries: Int, maxBytes: Int) -> [UInt16: [UInt8]]? {
+    ///
+    /// When the value holds exactly the entries of `previous`, `previous` itself is returned: nothing is allocated,
+    /// and comparing the result with it is a check of identity. bluetoothd repeats a device's data in every report
+    /// while duplicates are on, so this is the common case.
+    package mutating func uint16KeyedByteArrays(
+        maxEntries: Int, maxBytes: Int, reusing previous: [UInt16: [UInt8]] = [:]
+    ) -> [UInt16: [UInt8]]? {
+        if !previous.isEmpty {
+            var probe = iterator
+            var matched = 0
+            let same = Self.forEachEntry(&probe, keyType: DBusTypeCode.uint16, maxEntries: maxEntries) { key, value in
+                var id: UInt16 = 0
+                dbus_message_iter_get_basic(&key, &id)
+                guard let known = previous[id], let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes),
+                    Self.equal(bytes, known)
+                else { return false }
+                matched += 1
+                return true
+            }
+            if same, matched == previous.count { return previous }
+        }
         var result: [UInt16: [UInt8]] = [:]
         let complete = Self.forEachEntry(&iterator, keyType: DBusTypeCode.uint16, maxEntries: maxEntries) {
             key, value in
             var id: UInt16 = 0
             dbus_message_iter_get_basic(&key, &id)
-            guard let bytes = Self.byteArray(inVariant: &value, maxBytes: maxBytes) else { return false }
-            result[id] = bytes
+            guard let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes) else { return false }
+            result[id] = Array(bytes)
             return true
         }
         return complete ? result : nil
@@ -43,21 +63,53 @@ package struct DBusVariantReader {
 
     /// An `a{sv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each, and
     /// keys of at most `maxKeyLength` bytes.
+    ///
+    /// When the value holds exactly the entries of `previous`, `previous` itself is returned (see
+    /// `uint16KeyedByteArrays`); otherwise a key equal to one of `previous` reuses its String.
     package mutating func stringKeyedByteArrays(
-        maxEntries: Int, maxBytes: Int, maxKeyLength: Int
+        maxEntries: Int, maxBytes: Int, maxKeyLength: Int, reusing previous: [String: [UInt8]] = [:]
     ) -> [String: [UInt8]]? {
+        if !previous.isEmpty {
+            var probe = iterator
+            var matched = 0
+            let same = Self.forEachEntry(&probe, keyType: DBusTypeCode.string, maxEntries: maxEntries) { key, value in
+                var name: UnsafePointer<CChar>?
+                dbus_message_iter_get_basic(&key, &name)
+                guard let name, let known = Self.entry(named: name, in: previous),
+                    let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes), Self.equal(bytes, known.value)
+                else { return false }
+                matched += 1
+                return true
+            }
+            if same, matched == previous.count { return previous }
+        }
         var result: [String: [UInt8]] = [:]
         let complete = Self.forEachEntry(&iterator, keyType: DBusTypeCode.string, maxEntries: maxEntries) {
             key, value in
             var name: UnsafePointer<CChar>?
             dbus_message_iter_get_basic(&key, &name)
             guard let name, strnlen(name, maxKeyLength + 1) <= maxKeyLength,
-                let bytes = Self.byteArray(inVariant: &value, maxBytes: maxBytes)
+                let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes)
             else { return false }
-            result[String(cString: name)] = bytes
+            result[Self.entry(named: name, in: previous)?.key ?? String(cString: name)] = Array(bytes)
             return true
         }
         return complete ? result : nil
+    }
+
+    /// The entry of `dictionary` whose key is the C string `name` (a linear search: advertised data has a few
+    /// entries at most).
+    private static func entry(
+        named name: UnsafePointer<CChar>, in dictionary: [String: [UInt8]]
+    ) -> (key: String, value: [UInt8])? {
+        for entry in dictionary where entry.key.withCString({ strcmp($0, name) == 0 }) { return entry }
+        return nil
+    }
+
+    private static func equal(_ bytes: UnsafeRawBufferPointer, _ array: [UInt8]) -> Bool {
+        guard bytes.count == array.count else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return array.withUnsafeBytes { memcmp(base, $0.baseAddress!, bytes.count) == 0 }
     }
 
     /// Visits the entries of a dictionary with keys of `keyType` and variant values; false when the value is
@@ -87,8 +139,9 @@ package struct DBusVariantReader {
         return true
     }
 
-    /// The bytes of a variant holding `ay`, at most `maxBytes` of them.
-    private static func byteArray(inVariant variant: inout DBusMessageIter, maxBytes: Int) -> [UInt8]? {
+    /// The bytes of a variant holding `ay`, at most `maxBytes` of them, in place in the message (valid while the
+    /// message is).
+    private static func bytes(inVariant variant: inout DBusMessageIter, maxBytes: Int) -> UnsafeRawBufferPointer? {
         var inner = DBusMessageIter()
         dbus_message_iter_recurse(&variant, &inner)
         guard dbus_message_iter_get_arg_type(&inner) == DBusTypeCode.array,
@@ -100,8 +153,8 @@ package struct DBusVariantReader {
         var count: Int32 = 0
         dbus_message_iter_get_fixed_array(&bytes, &base, &count)
         guard count <= maxBytes else { return nil }
-        guard let base, count > 0 else { return [] }
-        return Array(UnsafeRawBufferPointer(start: base, count: Int(count)))
+        guard let base, count > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: base, count: Int(count))
     }
 }
 

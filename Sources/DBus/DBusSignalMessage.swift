@@ -18,6 +18,13 @@ package struct DBusSignalMessage {
         dbus_message_get_path(pointer).map { String(cString: $0) } ?? ""
     }
 
+    /// The object path, as `previous` itself when it is the same path: a signal from the object of the last one
+    /// (a device advertising again) then allocates no String.
+    package func path(reusing previous: String) -> String {
+        guard let path = dbus_message_get_path(pointer) else { return "" }
+        return previous.withCString { strcmp($0, path) == 0 } ? previous : String(cString: path)
+    }
+
     /// The whole signal decoded, as signal streams see it.
     package var decoded: DBusSignal {
         DBusSignal(

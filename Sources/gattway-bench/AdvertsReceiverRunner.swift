@@ -37,7 +37,10 @@ struct AdvertsRow: Sendable {
     let simulatorCores: Double
     let busCores: Double
 
-    var microsPerAdvert: Double { received > 0 ? cpuSeconds * 1e6 / Double(received) : .nan }
+    /// The advertisements CPU is divided by: those taken in, or on a workload of repeats every report sent (see
+    /// `AdvertsWorkload.countsReports`).
+    var counted: Int { workload.countsReports ? sent : received }
+    var microsPerAdvert: Double { counted > 0 ? cpuSeconds * 1e6 / Double(counted) : .nan }
     var sentRate: Double { Double(sent) / seconds }
 }
 

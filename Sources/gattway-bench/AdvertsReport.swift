@@ -13,9 +13,10 @@ struct AdvertsReport {
     func print() {
         Swift.print("")
         Swift.print(
-            "Passive advertisements, one run: every advertisement a new reading; LE discovery with duplicates on")
+            "Passive advertisements, one run: every advertisement a new reading (\"1 new/s\": once a second); LE discovery with duplicates on"
+        )
         Swift.print(
-            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s, MQTT QoS 0"
+            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (1 new/s: 1 s), MQTT QoS 0"
         )
         if !compileCommand.isEmpty {
             Swift.print("C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT), built with:")
@@ -54,6 +55,14 @@ struct AdvertsReport {
         Swift.print(
             "advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
         Swift.print("JSON as well as its decoded state: two publishes per advertisement.")
+        if rows.contains(where: \.workload.countsReports) {
+            Swift.print(
+                "\", 1 new/s\": the sensor has a new reading once a second and repeats its packet in between; there")
+            Swift.print(
+                "µs/advert divides by the reports the simulator sent (every one received and recognised), received")
+            Swift.print(
+                "is Gattway's states (one per new reading, advert_min_interval 1 s), and C rcv+MQTT does not run.")
+        }
         for row in rows where row.sentRate < row.workload.nominalRate * Self.simulatorShortfall {
             Swift.print(
                 "note: during \(row.receiver.title), \(row.workload.label), the simulator sent \(fixed(row.sentRate, 0))/s of \(Int(row.workload.nominalRate))/s asked (\(percent(row.simulatorCores)) of a core): it was the limit"

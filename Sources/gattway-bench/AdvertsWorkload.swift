@@ -7,15 +7,20 @@ enum AdvertsWorkload: Sendable, Equatable {
     case crowd
     /// One BTHome sensor advertising `rate` times a second, each advertisement a new reading.
     case burst(rate: Int)
+    /// One BTHome sensor advertising `rate` times a second with a new reading once a second, repeating the same
+    /// packet in between, as sensors do: most advertisements carry nothing new.
+    case repeating(rate: Int)
 
     static let burstAddress = "A4:C1:38:B0:00:01"
 
-    /// Parses `crowd` or a rate such as `100`.
+    /// Parses `crowd`, a rate such as `100`, or a rate of repeats such as `100r`.
     init?(_ text: String) {
         if text == "crowd" {
             self = .crowd
         } else if let rate = Int(text), (1...1000).contains(rate) {
             self = .burst(rate: rate)
+        } else if text.hasSuffix("r"), let rate = Int(text.dropLast()), (1...1000).contains(rate) {
+            self = .repeating(rate: rate)
         } else {
             return nil
         }
@@ -25,6 +30,7 @@ enum AdvertsWorkload: Sendable, Equatable {
         switch self {
         case .crowd: "1,000 sensors × 1/s"
         case .burst(let rate): "1 sensor × \(rate)/s"
+        case .repeating(let rate): "1 sensor × \(rate)/s, 1 new/s"
         }
     }
 
@@ -32,8 +38,16 @@ enum AdvertsWorkload: Sendable, Equatable {
     var nominalRate: Double {
         switch self {
         case .crowd: 1000
-        case .burst(let rate): Double(rate)
+        case .burst(let rate), .repeating(let rate): Double(rate)
         }
+    }
+
+    /// Whether CPU is counted per advertisement the simulator sent rather than per decoded state published: when
+    /// most advertisements repeat the last packet, Gattway publishes only the new readings, yet every one of them
+    /// had to be received and recognised as a repeat.
+    var countsReports: Bool {
+        if case .repeating = self { return true }
+        return false
     }
 
     /// The scenario file the simulator starts with (none for a burst: its sensor is added afterwards).
@@ -44,7 +58,13 @@ enum AdvertsWorkload: Sendable, Equatable {
 
     /// Puts the burst sensor on the air (nothing for the crowd, whose scenario has it all).
     func prepare(_ stage: AdvertsStage) async throws {
-        guard case .burst(let rate) = self else { return }
+        let rate: Int
+        let newPackets: String
+        switch self {
+        case .crowd: return
+        case .burst(let burstRate): (rate, newPackets) = (burstRate, #""every_advert": true"#)
+        case .repeating(let repeatRate): (rate, newPackets) = (repeatRate, #""period_s": 1"#)
+        }
         let interval = 1000.0 / Double(rate)
         try await stage.simulatorCall(
             "AddPeripheral",
@@ -53,14 +73,14 @@ enum AdvertsWorkload: Sendable, Equatable {
                     """
                     {"address": "\(Self.burstAddress)", "connectable": false, "interval_ms": \(interval), "rssi": -55,
                      "advert": {"flags": 6, "name": "ATC_B00001"},
-                     "sensor": {"format": "bthome", "every_advert": true, "step": {"temperature": 0.01}, "step_wrap": 1000,
+                     "sensor": {"format": "bthome", \(newPackets), "step": {"temperature": 0.01}, "step_wrap": 1000,
                                 "readings": [{"battery": 90, "temperature": 20.0, "humidity": 50.0}]}}
                     """)
             ])
     }
 
     /// Gattway's configuration: devices by `match:` rules, `connect: never`, duplicates on, states published as
-    /// often as they change.
+    /// often as they change (the repeating sensor's at most once a second, as often as it has a new reading).
     func configuration(port: UInt16, directory: String, simulator: String) throws -> String {
         var yaml = """
             mqtt:
@@ -74,13 +94,13 @@ enum AdvertsWorkload: Sendable, Equatable {
             bluetooth:
               adapter: hci0
               scan: { duplicates: true }
-              advert_min_interval: 0.001
+              advert_min_interval: \(minimumInterval)
               max_tracked_devices: 2000
             devices:
 
             """
         switch self {
-        case .burst:
+        case .burst, .repeating:
             yaml += #"  - { name: thermometer, match: { service: "FCD2" }, connect: never }"# + "\n"
         case .crowd:
             let key = try Self.crowdBindkey(scenario: scenario(simulator: simulator) ?? "")
@@ -98,6 +118,9 @@ enum AdvertsWorkload: Sendable, Equatable {
         }
         return yaml
     }
+
+    /// Gattway's `bluetooth.advert_min_interval` in seconds.
+    var minimumInterval: String { countsReports ? "1" : "0.001" }
 
     /// The crowd's bindkey, from its scenario file (`bindkey: <32 hex digits>`), so the two never disagree.
     static func crowdBindkey(scenario: String) throws -> String {

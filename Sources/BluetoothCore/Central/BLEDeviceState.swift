@@ -25,40 +25,41 @@ package struct BLEDeviceState: Sendable, Hashable {
         apply(properties)
     }
 
-    /// What an advert shows: names, RSSI, tx power, manufacturer and service data, advertised UUIDs.
-    private struct AdvertView: Equatable {
-        var name: String?, alias: String?, rssi: Int16?, txPower: Int16?
-        var manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], uuids: [String]
-    }
-
-    private var advertView: AdvertView {
-        AdvertView(
-            name: name, alias: alias, rssi: rssi, txPower: txPower, manufacturerData: manufacturerData,
-            serviceData: serviceData, uuids: uuids)
-    }
-
-    /// Applies changed (or invalidated, as nil) properties; returns whether anything an advert shows changed.
+    /// Applies changed (or invalidated, as nil) properties; returns whether anything an advert shows changed
+    /// (names, RSSI, tx power, manufacturer and service data, advertised UUIDs).
+    ///
+    /// Each advert-visible field is compared as it is set, not through a copy of them all before and after: with
+    /// duplicates on, bluetoothd repeats a device's data in every report, and this runs for each one.
     @discardableResult
     package mutating func apply(_ properties: [BLEDeviceProperty]) -> Bool {
-        let before = advertView
+        var changed = false
         for property in properties {
             switch property {
             case .address(let value): address = value
             case .addressType(let value): addressType = value
-            case .name(let value): name = value
-            case .alias(let value): alias = value
-            case .rssi(let value): rssi = value
-            case .txPower(let value): txPower = value
+            case .name(let value): changed = Self.set(&name, value) || changed
+            case .alias(let value): changed = Self.set(&alias, value) || changed
+            case .rssi(let value): changed = Self.set(&rssi, value) || changed
+            case .txPower(let value): changed = Self.set(&txPower, value) || changed
             case .connected(let value): connected = value
             case .servicesResolved(let value): servicesResolved = value
             case .paired(let value): paired = value
             case .trusted(let value): trusted = value
-            case .uuids(let value): uuids = value
-            case .manufacturerData(let value): manufacturerData = value
-            case .serviceData(let value): serviceData = value
+            case .uuids(let value): changed = Self.set(&uuids, value) || changed
+            case .manufacturerData(let value): changed = Self.set(&manufacturerData, value) || changed
+            case .serviceData(let value): changed = Self.set(&serviceData, value) || changed
             }
         }
-        return before != advertView
+        return changed
+    }
+
+    /// Sets `field` to `value` when they differ; returns whether they did. An equal value is not assigned, so the
+    /// field keeps its storage and the next comparison with it can be one of identity.
+    @inline(__always)
+    private static func set<Value: Equatable>(_ field: inout Value, _ value: Value) -> Bool {
+        guard field != value else { return false }
+        field = value
+        return true
     }
 
     /// `/org/bluez/hci0/dev_…` → `/org/bluez/hci0`.
