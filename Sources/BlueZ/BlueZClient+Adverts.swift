@@ -24,11 +24,20 @@ extension BlueZClient {
             arg0: BlueZName.device)
         let last = LastAdvertReport()
         return try await connection.tapMessages(matching: rule) { message in
-            let path = message.path(reusing: last.path)
-            if path != last.path { last.forget(for: path) }
-            guard let properties = Self.advertProperties(of: message, reusing: last) else { return false }
-            return handler(path, properties)
+            guard let report = Self.advertReport(message, after: last) else { return false }
+            return handler(report.path, report.properties)
         }
+    }
+
+    /// The device path and advert properties of an advertisement report (see `advertProperties`), read after
+    /// `last`, the report read before it: the path and advertised data it repeats reuse their storage.
+    package static func advertReport(
+        _ message: DBusSignalMessage, after last: LastAdvertReport
+    ) -> (path: String, properties: [BLEDeviceProperty])? {
+        let path = message.path(reusing: last.path)
+        if path != last.path { last.forget(for: path) }
+        guard let properties = advertProperties(of: message, reusing: last) else { return nil }
+        return (path, properties)
     }
 
     /// The advert properties of `PropertiesChanged(Device1, {…}, [])`, or nil when it carries any other property,

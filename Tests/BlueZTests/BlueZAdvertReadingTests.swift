@@ -133,4 +133,98 @@ struct BlueZAdvertReadingTests {
             await client.close()
         }
     }
+
+    /// Reports of one device in a row, each read after the one before (as the tap reads them, reusing the storage of
+    /// what repeats): each must still give exactly what it carries, whatever the report before it held.
+    private static let sequence: [(path: String, arguments: [DBusValue], expected: [BLEDeviceProperty]?)] = {
+        let first = "/org/bluez/hci0/dev_A4_C1_38_B0_00_01"
+        let second = "/org/bluez/hci0/dev_A4_C1_38_B0_00_02"
+        let other = "0000181a-0000-1000-8000-00805f9b34fb"
+        func service(_ entries: [(String, [UInt8])]) -> [DBusValue] {
+            changed(
+                device, [("ServiceData", serviceData(entries.map { ($0.0, .bytes($0.1)) })), ("RSSI", .int16(-60))])
+        }
+        func manufacturer(_ entries: [(UInt16, [UInt8])]) -> [DBusValue] {
+            changed(
+                device,
+                [
+                    (
+                        "ManufacturerData",
+                        .dictionary(
+                            keySignature: "q", valueSignature: "v",
+                            entries.map { DBusDictEntry(key: .uint16($0.0), value: .variant(.bytes($0.1))) })
+                    )
+                ])
+        }
+        return [
+            (first, service([(bthome, [1, 2, 3])]), [.serviceData([bthome: [1, 2, 3]]), .rssi(-60)]),
+            (first, service([(bthome, [1, 2, 3])]), [.serviceData([bthome: [1, 2, 3]]), .rssi(-60)]),
+            (first, service([(bthome, [1, 2, 4])]), [.serviceData([bthome: [1, 2, 4]]), .rssi(-60)]),
+            (first, service([(bthome, [1, 2])]), [.serviceData([bthome: [1, 2]]), .rssi(-60)]),
+            (
+                first, service([(bthome, [1, 2]), (other, [9])]),
+                [.serviceData([bthome: [1, 2], other: [9]]), .rssi(-60)]
+            ),
+            (first, service([(bthome, [1, 2])]), [.serviceData([bthome: [1, 2]]), .rssi(-60)]),
+            (first, service([(bthome, [1, 2]), (bthome, [1, 2])]), [.serviceData([bthome: [1, 2]]), .rssi(-60)]),
+            (first, service([(other, [1, 2])]), [.serviceData([other: [1, 2]]), .rssi(-60)]),
+            (first, service([]), [.serviceData([:]), .rssi(-60)]),
+            (first, service([(bthome, [])]), [.serviceData([bthome: []]), .rssi(-60)]),
+            (first, service([(bthome, [])]), [.serviceData([bthome: []]), .rssi(-60)]),
+            (first, changed(device, [("RSSI", .int16(-60)), ("Connected", .bool(true))]), nil),
+            (first, service([(String(repeating: "a", count: 65), [1])]), nil),
+            (first, manufacturer([(0x004C, [2, 21])]), [.manufacturerData([0x004C: [2, 21]])]),
+            (first, manufacturer([(0x004C, [2, 21])]), [.manufacturerData([0x004C: [2, 21]])]),
+            (
+                first, manufacturer([(0x004C, [2, 21]), (0x0499, [1])]),
+                [.manufacturerData([0x004C: [2, 21], 0x0499: [1]])]
+            ),
+            (first, manufacturer([(0x0499, [1])]), [.manufacturerData([0x0499: [1]])]),
+            (first, manufacturer([(0x0499, Array(repeating: 1, count: 1_651))]), nil),
+            (first, manufacturer([(0x0499, [1])]), [.manufacturerData([0x0499: [1]])]),
+            (second, manufacturer([(0x0499, [1])]), [.manufacturerData([0x0499: [1]])]),
+            (second, service([(bthome, [1, 2, 3])]), [.serviceData([bthome: [1, 2, 3]]), .rssi(-60)]),
+            (first, service([(bthome, [1, 2, 3])]), [.serviceData([bthome: [1, 2, 3]]), .rssi(-60)]),
+        ]
+    }()
+
+    @Test("a report read after another gives what it carries, whatever the one before held")
+    func reportsReadInARow() async throws {
+        try await withPrivateBus { bus in
+            let logger = Logger(label: "gattway.bluez.tests")
+            let server = try await DBusConnection.connect(to: .address(bus.address), name: "server", logger: logger)
+            let client = try await DBusConnection.connect(to: .address(bus.address), name: "client", logger: logger)
+            let (readings, continuation) = AsyncStream.makeStream(of: (String, [BLEDeviceProperty]?).self)
+            let last = LastAdvertReport()
+            _ = try await client.tapMessages(
+                matching: DBusMatchRule(
+                    sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged")
+            ) { message in
+                let report = BlueZClient.advertReport(message, after: last)
+                continuation.yield((report?.path ?? message.path, report?.properties))
+                return true
+            }
+            for report in Self.sequence {
+                try await server.emitSignal(
+                    path: report.path, interface: "org.freedesktop.DBus.Properties", name: "PropertiesChanged",
+                    arguments: report.arguments)
+            }
+            let received = try await withDeadline(.seconds(20), "\(Self.sequence.count) tapped signals") {
+                var received: [(String, [BLEDeviceProperty]?)] = []
+                for await reading in readings {
+                    received.append(reading)
+                    if received.count == Self.sequence.count { break }
+                }
+                return received
+            }
+            #expect(received.count == Self.sequence.count)
+            for (index, (path, properties)) in received.enumerated() {
+                #expect(path == Self.sequence[index].path, "report \(index)")
+                #expect(properties == Self.sequence[index].expected, "report \(index)")
+            }
+            await server.close()
+            await client.close()
+        }
+    }
 }
