@@ -14,10 +14,14 @@ import Testing
 
     @Test func aReportThatRepeatsTheLastChangesNothing() {
         var state = BLEDeviceState(path: Self.path)
-        #expect(state.apply(Self.report))
-        #expect(!state.apply(Self.report))
-        #expect(!state.apply([.rssi(-60), .serviceData([Self.bthome: [0x40, 0x02, 0xCA, 0x09]])]))
-        #expect(!state.apply([]))
+        let changed1 = state.apply(Self.report)
+        #expect(changed1)
+        let changed2 = state.apply(Self.report)
+        #expect(!changed2)
+        let changed3 = state.apply([.rssi(-60), .serviceData([Self.bthome: [0x40, 0x02, 0xCA, 0x09]])])
+        #expect(!changed3)
+        let changed4 = state.apply([])
+        #expect(!changed4)
     }
 
     @Test(arguments: [
@@ -28,9 +32,11 @@ import Testing
     ])
     func eachChangeOfWhatAnAdvertShowsIsReported(_ change: BLEDeviceProperty) {
         var state = BLEDeviceState(path: Self.path, properties: Self.report)
-        #expect(state.apply([change]))
+        let changed5 = state.apply([change])
+        #expect(changed5)
         // Applied: the same change again is a repeat.
-        #expect(!state.apply([change]))
+        let changed6 = state.apply([change])
+        #expect(!changed6)
     }
 
     @Test(arguments: [
@@ -40,13 +46,15 @@ import Testing
     func whatNoAdvertShowsIsAppliedButNotReported(_ change: BLEDeviceProperty) {
         var state = BLEDeviceState(path: Self.path, properties: Self.report)
         let before = state
-        #expect(!state.apply([change]))
+        let changed7 = state.apply([change])
+        #expect(!changed7)
         #expect(state != before)
     }
 
     @Test func aChangeAmongRepeatsIsReported() {
         var state = BLEDeviceState(path: Self.path, properties: Self.report)
-        #expect(state.apply([.rssi(-60), .serviceData([Self.bthome: [0x40, 0x02, 0xCA, 0x0A]]), .txPower(4)]))
+        let changed8 = state.apply([.rssi(-60), .serviceData([Self.bthome: [0x40, 0x02, 0xCA, 0x0A]]), .txPower(4)])
+        #expect(changed8)
         #expect(state.serviceData == [Self.bthome: [0x40, 0x02, 0xCA, 0x0A]])
     }
 }
