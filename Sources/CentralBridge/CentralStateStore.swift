@@ -30,6 +30,9 @@ final class CentralStateStore: Sendable {
         var snapshot = Snapshot()
         var lastValues: [String: [UInt8]] = [:]
         var publishedThisRun: Set<String> = []
+        /// The topic last recorded as not retained (it is in `publishedThisRun` then): a stream of values on one
+        /// topic, the hot path, skips hashing it into the set again for each value.
+        var lastUnretainedTopic: String?
         var dirty = false
 
         /// A topic that is no longer retained (its configuration changed) has its remembered value dropped, once.
@@ -140,9 +143,11 @@ final class CentralStateStore: Sendable {
     func recordPublication(of value: [UInt8], on topic: String, retained: Bool) -> Bool {
         // The rule of `recordPublications`, without a batch around one value (this is the StartNotify hot path).
         state.withLock { state in
+            if !retained, state.lastUnretainedTopic == topic { return true }
             let first = state.publishedThisRun.insert(topic).inserted
             guard retained else {
                 state.forgetLastValue(of: topic, first: first)
+                state.lastUnretainedTopic = topic
                 return true
             }
             let unchanged = state.lastValues[topic] == value
@@ -158,9 +163,11 @@ final class CentralStateStore: Sendable {
     func recordPublications(of values: [[UInt8]], on topic: String, retained: Bool) -> ArraySlice<[UInt8]> {
         guard !values.isEmpty else { return [] }
         return state.withLock { state in
+            if !retained, state.lastUnretainedTopic == topic { return values[...] }
             let first = state.publishedThisRun.insert(topic).inserted
             guard retained else {
                 state.forgetLastValue(of: topic, first: first)
+                state.lastUnretainedTopic = topic
                 return values[...]
             }
             let skipFirst = first && state.lastValues[topic] == values[0]

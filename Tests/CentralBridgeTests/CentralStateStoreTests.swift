@@ -97,6 +97,29 @@ import Testing
         #expect(store.lastValue(of: "gattway/strap/heart_rate") == nil)
     }
 
+    @Test func aStreamOnOneTopicAmongOthersKeepsEachTopicsRule() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (logger, _) = RecordingLogHandler.makeLogger()
+        let store = CentralStateStore(directory: directory, logger: logger)
+        for value: UInt8 in 1...3 {
+            #expect(store.recordPublication(of: [value], on: "gattway/strap/heart_rate", retained: false))
+        }
+        #expect(store.hasPublished("gattway/strap/heart_rate"))
+        #expect(!store.hasPublished("gattway/lock/state"))
+        #expect(store.recordPublication(of: Array("lock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(store.hasPublished("gattway/lock/state"))
+        #expect(try savesSomething(store))
+        #expect(store.recordPublication(of: [4], on: "gattway/strap/heart_rate", retained: false))
+        #expect(
+            store.recordPublications(of: [[5], [6]], on: "gattway/strap/heart_rate", retained: false) == [[5], [6]])
+        #expect(store.recordPublication(of: Array("lock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(try !savesSomething(store))
+        #expect(store.recordPublication(of: Array("unlock".utf8), on: "gattway/lock/state", retained: true))
+        #expect(try savesSomething(store))
+        #expect(store.lastValue(of: "gattway/lock/state") == Array("unlock".utf8))
+        #expect(store.lastValue(of: "gattway/strap/heart_rate") == nil)
+    }
+
     @Test func aRetainedTopicRewritesTheStateFileOnlyWhenItsValueChanges() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (logger, _) = RecordingLogHandler.makeLogger()
