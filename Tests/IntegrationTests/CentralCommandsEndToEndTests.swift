@@ -89,6 +89,9 @@ struct CentralScanEndToEndTests {
         let world = try await CentralWorld(scenario: "demo.yaml", config: Configs.strapAndLock)
         try await world.run { world in
             try await world.observer.waitForMessage(on: "gattway/bridge/state") { $0 == "online" }
+            // The strap has been heard (it is connected) before the window opens: a 1 s window on a loaded machine
+            // may close before discovery first reports it.
+            try await world.observer.waitForMessage(on: "gattway/chest-strap/availability") { $0 == "online" }
             try await world.publish("gattway/bridge/request/scan", #"{"duration":1,"transaction":"s"}"#)
             let answer = try await world.observer.waitForMessage(on: "gattway/bridge/response/scan")
             #expect(answer.payload.contains("\"ok\":true"))
