@@ -88,8 +88,12 @@ struct BlueZAdvertReadingTests {
         ([], nil),
     ]
 
-    @Test("advert reports are taken with the general decoding's values, every other shape is declined")
-    func advertReportsInPlace() async throws {
+    /// Emits each signal as PropertiesChanged from its path on a private bus, and returns what `read` made of each,
+    /// as a tap on the receiving connection saw them (in order).
+    private static func tapped(
+        _ signals: [(path: String, arguments: [DBusValue])],
+        read: @escaping @Sendable (DBusSignalMessage) -> (String, [BLEDeviceProperty]?)
+    ) async throws -> [(String, [BLEDeviceProperty]?)] {
         try await withPrivateBus { bus in
             let logger = Logger(label: "gattway.bluez.tests")
             let server = try await DBusConnection.connect(to: .address(bus.address), name: "server", logger: logger)
@@ -100,37 +104,48 @@ struct BlueZAdvertReadingTests {
                     sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties",
                     member: "PropertiesChanged")
             ) { message in
-                continuation.yield((message.path, BlueZClient.advertProperties(of: message)))
+                continuation.yield(read(message))
                 return true
             }
-            for (index, shape) in Self.cases.enumerated() {
+            for signal in signals {
                 try await server.emitSignal(
-                    path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_\(index)", interface: "org.freedesktop.DBus.Properties",
-                    name: "PropertiesChanged", arguments: shape.arguments)
+                    path: signal.path, interface: "org.freedesktop.DBus.Properties", name: "PropertiesChanged",
+                    arguments: signal.arguments)
             }
-            let received = try await withDeadline(.seconds(20), "\(Self.cases.count) tapped signals") {
+            let received = try await withDeadline(.seconds(20), "\(signals.count) tapped signals") {
                 var received: [(String, [BLEDeviceProperty]?)] = []
                 for await reading in readings {
                     received.append(reading)
-                    if received.count == Self.cases.count { break }
+                    if received.count == signals.count { break }
                 }
                 return received
             }
-            for (index, (path, properties)) in received.enumerated() {
-                #expect(path == "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_\(index)")
-                #expect(properties == Self.cases[index].expected, "case \(index)")
-                // What is taken must equal what the object tree's general decoding makes of the same signal.
-                if let properties {
-                    var inPlace = BLEDeviceState(path: path)
-                    _ = inPlace.apply(properties)
-                    var general = BLEDeviceState(path: path)
-                    let arguments = Self.cases[index].arguments
-                    general.apply(changed: arguments[1].stringKeyedDictionary ?? [:], invalidated: [])
-                    #expect(inPlace == general, "case \(index)")
-                }
-            }
             await server.close()
             await client.close()
+            return received
+        }
+    }
+
+    @Test("advert reports are taken with the general decoding's values, every other shape is declined")
+    func advertReportsInPlace() async throws {
+        let received = try await Self.tapped(
+            Self.cases.enumerated().map { ("/org/bluez/hci0/dev_C4_7C_8D_6A_3E_\($0.offset)", $0.element.arguments) }
+        ) { message in
+            (message.path, BlueZClient.advertProperties(of: message))
+        }
+        #expect(received.count == Self.cases.count)
+        for (index, (path, properties)) in received.enumerated() {
+            #expect(path == "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_\(index)")
+            #expect(properties == Self.cases[index].expected, "case \(index)")
+            // What is taken must equal what the object tree's general decoding makes of the same signal.
+            if let properties {
+                var inPlace = BLEDeviceState(path: path)
+                _ = inPlace.apply(properties)
+                var general = BLEDeviceState(path: path)
+                let arguments = Self.cases[index].arguments
+                general.apply(changed: arguments[1].stringKeyedDictionary ?? [:], invalidated: [])
+                #expect(inPlace == general, "case \(index)")
+            }
         }
     }
 
@@ -190,41 +205,15 @@ struct BlueZAdvertReadingTests {
 
     @Test("a report read after another gives what it carries, whatever the one before held")
     func reportsReadInARow() async throws {
-        try await withPrivateBus { bus in
-            let logger = Logger(label: "gattway.bluez.tests")
-            let server = try await DBusConnection.connect(to: .address(bus.address), name: "server", logger: logger)
-            let client = try await DBusConnection.connect(to: .address(bus.address), name: "client", logger: logger)
-            let (readings, continuation) = AsyncStream.makeStream(of: (String, [BLEDeviceProperty]?).self)
-            let last = LastAdvertReport()
-            _ = try await client.tapMessages(
-                matching: DBusMatchRule(
-                    sender: server.uniqueName, interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged")
-            ) { message in
-                let report = BlueZClient.advertReport(message, after: last)
-                continuation.yield((report?.path ?? message.path, report?.properties))
-                return true
-            }
-            for report in Self.sequence {
-                try await server.emitSignal(
-                    path: report.path, interface: "org.freedesktop.DBus.Properties", name: "PropertiesChanged",
-                    arguments: report.arguments)
-            }
-            let received = try await withDeadline(.seconds(20), "\(Self.sequence.count) tapped signals") {
-                var received: [(String, [BLEDeviceProperty]?)] = []
-                for await reading in readings {
-                    received.append(reading)
-                    if received.count == Self.sequence.count { break }
-                }
-                return received
-            }
-            #expect(received.count == Self.sequence.count)
-            for (index, (path, properties)) in received.enumerated() {
-                #expect(path == Self.sequence[index].path, "report \(index)")
-                #expect(properties == Self.sequence[index].expected, "report \(index)")
-            }
-            await server.close()
-            await client.close()
+        let last = LastAdvertReport()
+        let received = try await Self.tapped(Self.sequence.map { ($0.path, $0.arguments) }) { message in
+            let report = BlueZClient.advertReport(message, after: last)
+            return (report?.path ?? message.path, report?.properties)
+        }
+        #expect(received.count == Self.sequence.count)
+        for (index, (path, properties)) in received.enumerated() {
+            #expect(path == Self.sequence[index].path, "report \(index)")
+            #expect(properties == Self.sequence[index].expected, "report \(index)")
         }
     }
 }
