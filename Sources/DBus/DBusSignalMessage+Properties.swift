@@ -36,18 +36,14 @@ package struct DBusVariantReader {
         maxEntries: Int, maxBytes: Int, reusing previous: [UInt16: [UInt8]] = [:]
     ) -> [UInt16: [UInt8]]? {
         if !previous.isEmpty {
-            var probe = iterator
-            var matched = 0
-            let same = Self.forEachEntry(&probe, keyType: DBusTypeCode.uint16, maxEntries: maxEntries) { key, value in
+            let unchanged = holdsExactly(
+                previous.count, keyType: DBusTypeCode.uint16, maxEntries: maxEntries, maxBytes: maxBytes
+            ) { key in
                 var id: UInt16 = 0
                 dbus_message_iter_get_basic(&key, &id)
-                guard let known = previous[id], let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes),
-                    Self.equal(bytes, known)
-                else { return false }
-                matched += 1
-                return true
+                return previous[id]
             }
-            if same, matched == previous.count { return previous }
+            if unchanged { return previous }
         }
         var result: [UInt16: [UInt8]] = [:]
         let complete = Self.forEachEntry(&iterator, keyType: DBusTypeCode.uint16, maxEntries: maxEntries) {
@@ -70,18 +66,14 @@ package struct DBusVariantReader {
         maxEntries: Int, maxBytes: Int, maxKeyLength: Int, reusing previous: [String: [UInt8]] = [:]
     ) -> [String: [UInt8]]? {
         if !previous.isEmpty {
-            var probe = iterator
-            var matched = 0
-            let same = Self.forEachEntry(&probe, keyType: DBusTypeCode.string, maxEntries: maxEntries) { key, value in
+            let unchanged = holdsExactly(
+                previous.count, keyType: DBusTypeCode.string, maxEntries: maxEntries, maxBytes: maxBytes
+            ) { key in
                 var name: UnsafePointer<CChar>?
                 dbus_message_iter_get_basic(&key, &name)
-                guard let name, let known = Self.entry(named: name, in: previous),
-                    let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes), Self.equal(bytes, known.value)
-                else { return false }
-                matched += 1
-                return true
+                return name.flatMap { Self.entry(named: $0, in: previous)?.value }
             }
-            if same, matched == previous.count { return previous }
+            if unchanged { return previous }
         }
         var result: [String: [UInt8]] = [:]
         let complete = Self.forEachEntry(&iterator, keyType: DBusTypeCode.string, maxEntries: maxEntries) {
@@ -95,6 +87,24 @@ package struct DBusVariantReader {
             return true
         }
         return complete ? result : nil
+    }
+
+    /// Whether the dictionary here (left unread: a copy of the iterator walks it) holds `count` entries, each with the
+    /// bytes `known` gives for its key, and no other: then the previous result can be handed on as it is.
+    private func holdsExactly(
+        _ count: Int, keyType: Int32, maxEntries: Int, maxBytes: Int,
+        _ known: (inout DBusMessageIter) -> [UInt8]?
+    ) -> Bool {
+        var probe = iterator
+        var matched = 0
+        let same = Self.forEachEntry(&probe, keyType: keyType, maxEntries: maxEntries) { key, value in
+            guard let expected = known(&key), let bytes = Self.bytes(inVariant: &value, maxBytes: maxBytes),
+                Self.equal(bytes, expected)
+            else { return false }
+            matched += 1
+            return true
+        }
+        return same && matched == count
     }
 
     /// The entry of `dictionary` whose key is the C string `name` (a linear search: advertised data has a few
