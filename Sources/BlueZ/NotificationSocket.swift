@@ -95,6 +95,7 @@ private final class SocketReader: @unchecked Sendable {
     private var watch: FileWatch?
     private var paused = false
     private var finished = false
+    private var batch: [[UInt8]] = []
     /// Reused for every read.
     private let datagrams: DatagramBatch
 
@@ -158,7 +159,9 @@ private final class SocketReader: @unchecked Sendable {
     }
 
     private func readAvailable() {
-        var batch: [[UInt8]] = []
+        // The batch's array is kept between reads (emptied, not replaced): a consumer that keeps the batch gets
+        // its own copy on the next append.
+        batch.removeAll(keepingCapacity: true)
         var hungUp = false
         // What is queued now, in one call (at most `datagrams.capacity`: the loop comes back while more is queued).
         if let received = datagrams.receive(from: fd) {

@@ -21,8 +21,10 @@ final class NotificationPublisher: @unchecked Sendable {
     private var socket: (any BLENotificationChannel)?
     /// Capacity returned before `attach` ran: the channel is resumed as soon as it is attached.
     private var resumeWanted = false
-    /// Decoded messages the client had no room for yet.
-    private var pending: ArraySlice<MQTTMessage> = []
+    /// Decoded messages the client had no room for yet, from `pendingStart` on. One array kept between batches:
+    /// emptied, not replaced, so a notification allocates no array of messages.
+    private var pending: [MQTTMessage] = []
+    private var pendingStart = 0
     private let pipeline: ValuePipeline
 
     init(route: CharacteristicRoute, mqtt: any MQTTClient, store: CentralStateStore, metrics: CentralMetrics) {
@@ -47,22 +49,23 @@ final class NotificationPublisher: @unchecked Sendable {
 
     /// Runs on the MQTT client's loop (the channel's `onBatch`). Returns false to pause the channel.
     func handle(_ batch: [[UInt8]]) -> Bool {
-        let messages = pipeline.messages(for: batch)
-        // Usually nothing is pending: take the batch's array as it is rather than copying it into the slice.
-        if pending.isEmpty { pending = messages[...] } else { pending.append(contentsOf: messages) }
+        pipeline.appendMessages(for: batch, to: &pending)
         return publishPending()
     }
 
     /// Offers what is pending to the client; true when all of it was taken.
     private func publishPending() -> Bool {
-        guard !pending.isEmpty else { return true }
-        let result = mqtt.publishOnLoop(pending) { [self] in
+        guard pendingStart < pending.count else { return true }
+        let result = mqtt.publishOnLoop(pending[pendingStart...]) { [self] in
             guard self.publishPending() else { return }
             if let socket = self.socket { socket.resume() } else { self.resumeWanted = true }
         }
-        pending = pending.dropFirst(result.taken)
+        pendingStart += result.taken
         metrics.notifications.increment(by: result.taken - result.failed)
         if result.failed > 0 { metrics.notificationsDropped.increment(by: result.failed) }
-        return pending.isEmpty
+        guard pendingStart == pending.count else { return false }
+        pending.removeAll(keepingCapacity: true)
+        pendingStart = 0
+        return true
     }
 }

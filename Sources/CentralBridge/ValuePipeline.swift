@@ -15,8 +15,8 @@ struct ValuePipeline: Sendable {
     let metrics: CentralMetrics
 
     /// The message for one value (a StartNotify notification), or nil when it is not published (undecodable,
-    /// counted; or the remembered value of a retained topic); callable from any thread. `messages(for:)` for one
-    /// value, without the arrays a batch needs.
+    /// counted; or the remembered value of a retained topic); callable from any thread. `appendMessages(for:to:)`
+    /// for one value, without the arrays a batch needs.
     func message(for value: [UInt8]) -> MQTTMessage? {
         guard let payload = try? route.characteristic.codec.decode(value) else {
             metrics.decodeFailures.increment()
@@ -26,11 +26,15 @@ struct ValuePipeline: Sendable {
         return MQTTMessage(topic: route.valueTopic, payload: payload, qos: route.qos, retain: route.retain)
     }
 
-    /// The messages for `values`, in order; callable from any thread.
-    func messages(for values: [[UInt8]]) -> [MQTTMessage] {
+    /// Appends the messages for `values` to `messages`, in order; callable from any thread. Appending lets the
+    /// hot path keep one array of messages between batches instead of allocating one per notification.
+    func appendMessages(for values: [[UInt8]], to messages: inout [MQTTMessage]) {
         // A batch of one (a notification at a time, the usual case below a few thousand a second) needs none of
         // the arrays below.
-        if values.count == 1 { return message(for: values[0]).map { [$0] } ?? [] }
+        if values.count == 1 {
+            if let message = message(for: values[0]) { messages.append(message) }
+            return
+        }
         var decoded: [(raw: [UInt8], payload: [UInt8])] = []
         decoded.reserveCapacity(values.count)
         for value in values {
@@ -42,8 +46,9 @@ struct ValuePipeline: Sendable {
         }
         let kept = store.recordPublications(of: decoded.map(\.raw), on: route.valueTopic, retained: route.retain)
         let skipped = decoded.count - kept.count
-        return decoded[skipped...].map { value in
-            MQTTMessage(topic: route.valueTopic, payload: value.payload, qos: route.qos, retain: route.retain)
+        for value in decoded[skipped...] {
+            messages.append(
+                MQTTMessage(topic: route.valueTopic, payload: value.payload, qos: route.qos, retain: route.retain))
         }
     }
 }

@@ -57,7 +57,10 @@ extension MosquittoClient {
         guard let handle = handle?.pointer, state != .stopped else {
             throw .clientStopped(operation: "publishing to \(message.topic)")
         }
-        try MQTTTopic.validate(message.topic)
+        if message.topic != lastValidatedTopic {
+            try MQTTTopic.validate(message.topic)
+            lastValidatedTopic = message.topic
+        }
         if message.qos == .atMostOnce && state != .connected {
             throw .notConnected(operation: "publishing to \(message.topic)")
         }

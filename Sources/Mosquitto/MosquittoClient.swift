@@ -71,6 +71,9 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     var capacityCallbacks: [@Sendable () -> Void] = []
     var nextWaitID: UInt64 = 0
     var statistics = Statistics()
+    /// The topic the last publish validated: a stream publishes to one topic again and again, and comparing a
+    /// String with the one it was made from is one pointer comparison where validating scans every byte.
+    var lastValidatedTopic: String?
 
     let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
     /// Link changes, newest 64 kept when nobody listens (older ones are dropped: only the recent state matters).

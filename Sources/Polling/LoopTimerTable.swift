@@ -20,6 +20,10 @@ struct LoopTimerTable {
     private var records: [UInt64: Record] = [:]
     /// A cancelled timer's deadline stays here and is skipped when it comes up.
     private var deadlines = Heap<Deadline>()
+    /// The id of the earliest deadline once `timeoutMilliseconds` found its timer live, until that timer is
+    /// cancelled: the loop asks on every turn, and the answer rarely changes between two turns. Ids are never
+    /// reused, so an id that left the heap cannot match a later minimum.
+    private var liveMinimumID: UInt64?
 
     /// Nanoseconds of CLOCK_MONOTONIC.
     static func now() -> UInt64 {
@@ -57,13 +61,17 @@ struct LoopTimerTable {
 
     mutating func cancel(_ id: UInt64) {
         records[id] = nil
+        if id == liveMinimumID { liveMinimumID = nil }
     }
 
     /// How long `epoll_wait` may sleep: until the next deadline, rounded up to whole milliseconds (waking early
     /// would only spin until it); -1 without timers, 0 when one is due.
     mutating func timeoutMilliseconds(now: UInt64) -> Int32 {
-        while let first = deadlines.min, records[first.id] == nil { _ = deadlines.removeMin() }
+        while let first = deadlines.min, first.id != liveMinimumID, records[first.id] == nil {
+            _ = deadlines.removeMin()
+        }
         guard let next = deadlines.min else { return -1 }
+        liveMinimumID = next.id
         guard next.at > now else { return 0 }
         return Int32(clamping: (next.at - now + 999_999) / 1_000_000)
     }
@@ -90,5 +98,6 @@ struct LoopTimerTable {
     mutating func removeAll() {
         records.removeAll()
         deadlines = Heap()
+        liveMinimumID = nil
     }
 }

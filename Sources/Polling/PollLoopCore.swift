@@ -28,6 +28,9 @@ final class PollLoopCore: @unchecked Sendable {
 
     // Loop thread only.
     private var watches: [UInt64: FileWatch] = [:]
+    /// The watch the last event was for: one socket is usually ready turn after turn, and comparing ids is
+    /// cheaper than hashing one. Cleared when that watch is forgotten.
+    private var lastWatch: FileWatch?
     private var timers = LoopTimerTable()
     private var nextID: UInt64 = 1
     /// Reused between turns so running the submitted work allocates nothing.
@@ -146,6 +149,7 @@ final class PollLoopCore: @unchecked Sendable {
         }
         for watch in watches.values { watch.closeAtLoopEnd() }
         watches.removeAll()
+        lastWatch = nil
         timers.removeAll()
     }
 
@@ -167,7 +171,15 @@ final class PollLoopCore: @unchecked Sendable {
                 continue
             }
             // A handler earlier in this turn may have cancelled this watch: then it is gone from the table.
-            guard let watch = watches[id] else { continue }
+            let watch: FileWatch
+            if let last = lastWatch, last.id == id {
+                watch = last
+            } else if let found = watches[id] {
+                watch = found
+                lastWatch = found
+            } else {
+                continue
+            }
             let flags = event.events
             let failed = flags & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
             if watch.wantsRead && (flags & EPOLLIN.rawValue != 0 || failed) {
@@ -193,6 +205,7 @@ final class PollLoopCore: @unchecked Sendable {
 
     func forgetWatch(_ id: UInt64) {
         watches[id] = nil
+        if lastWatch?.id == id { lastWatch = nil }
     }
 
     // MARK: Timers (loop thread)

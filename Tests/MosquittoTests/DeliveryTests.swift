@@ -41,6 +41,17 @@ import Testing
         try await withRunningClients([client]) {
             await #expect(throws: MQTTError.self) { try await client.publish(MQTTMessage(topic: "a/+/b", text: "x")) }
             await #expect(throws: MQTTError.self) { try await client.subscribe("a/#/b", qos: .atMostOnce) }
+            // The client remembers the last topic it validated: each other topic is still checked, the empty one
+            // included, before and after a valid one is published again and again.
+            try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
+            try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
+            for invalid in ["", "a/\0b", "#", "a/b/+"] {
+                await #expect(throws: MQTTError.self, "\(invalid)") {
+                    try await client.publish(MQTTMessage(topic: invalid, text: "x"))
+                }
+                try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
+            }
+            #expect(await client.currentStatistics.messagesPublished == 6)
         }
         await broker.stop()
     }

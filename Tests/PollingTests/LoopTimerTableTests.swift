@@ -87,6 +87,35 @@ struct LoopTimerTableTests {
         #expect(table.isEmpty)
     }
 
+    @Test func cancellingTheEarliestTimerAfterTheLoopAskedLengthensTheNextSleep() {
+        var table = LoopTimerTable()
+        let log = Log()
+        table.add(id: 1, after: .milliseconds(5), repeating: nil, now: 0, log.handler("first"))
+        table.add(id: 2, after: .milliseconds(20), repeating: nil, now: 0, log.handler("second"))
+        table.add(id: 3, after: .milliseconds(40), repeating: nil, now: 0, log.handler("third"))
+        #expect(table.timeoutMilliseconds(now: 0) == 5)
+        #expect(table.timeoutMilliseconds(now: 0) == 5, "asked again, nothing changed")
+        table.cancel(1)
+        #expect(table.timeoutMilliseconds(now: 0) == 20)
+        // Cancelling another timer than the earliest one leaves the earliest deadline.
+        table.cancel(3)
+        #expect(table.timeoutMilliseconds(now: 0) == 20)
+        table.add(id: 4, after: .milliseconds(2), repeating: nil, now: 0, log.handler("fourth"))
+        #expect(table.timeoutMilliseconds(now: 0) == 2)
+        table.cancel(4)
+        table.cancel(2)
+        #expect(table.timeoutMilliseconds(now: 0) == -1)
+        #expect(Self.fire(&table, now: 100 * Self.millisecond, log).isEmpty)
+        // A repeating timer that fired stays the live earliest one with its next deadline.
+        table.add(id: 5, after: .milliseconds(10), repeating: .milliseconds(10), now: 0, log.handler("tick"))
+        #expect(table.timeoutMilliseconds(now: 0) == 10)
+        #expect(Self.fire(&table, now: 10 * Self.millisecond, log) == ["tick"])
+        #expect(table.timeoutMilliseconds(now: 10 * Self.millisecond) == 10)
+        table.cancel(5)
+        #expect(table.timeoutMilliseconds(now: 10 * Self.millisecond) == -1)
+        #expect(table.isEmpty)
+    }
+
     @Test func aDeadlineBeyondTheClockSaturatesInsteadOfWrappingToNow() {
         var table = LoopTimerTable()
         let log = Log()

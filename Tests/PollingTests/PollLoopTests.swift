@@ -144,6 +144,42 @@ struct PollLoopTests {
         #expect(fcntl(theirs, F_GETFD) != -1, "the owner's descriptor stays open")
     }
 
+    @Test func aWatchCancelledByAnotherHandlerInTheSameTurnIsNotCalled() async throws {
+        let loop = try PollLoop(name: "test.turn")
+        let (oursA, theirsA) = try Self.socketPair()
+        let (oursB, theirsB) = try Self.socketPair()
+        defer { for fd in [oursA, theirsA, oursB, theirsB] { close(fd) } }
+        let calls = AsyncStream<String>.makeStream()
+        let watches = Mutex<[String: FileWatch]>([:])
+        // Each handler drains its socket and cancels the other's watch: whichever runs first, the other is gone.
+        let handler = { @Sendable (name: String, other: String) in
+            let own = watches.withLock { $0[name]! }
+            var buffer = [UInt8](repeating: 0, count: 16)
+            _ = recv(own.fileDescriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            watches.withLock { $0[other]?.cancel() }
+            calls.continuation.yield(name)
+        }
+        // Both sockets are readable before the loop first waits on either: one turn reports both.
+        try Self.send(oursA, [1])
+        try Self.send(oursB, [2])
+        await onLoop(loop) {
+            let a = try! loop.watch(theirsA, readable: { handler("a", "b") }, writable: {})
+            let b = try! loop.watch(theirsB, readable: { handler("b", "a") }, writable: {})
+            watches.withLock { $0 = ["a": a, "b": b] }
+            a.setInterest(read: true, write: false)
+            b.setInterest(read: true, write: false)
+        }
+        var iterator = calls.stream.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        // Later datagrams, the cancelled watch's socket's first: only the watch still there is called.
+        let (cancelledSocket, keptSocket) = first == "a" ? (oursB, oursA) : (oursA, oursB)
+        try Self.send(cancelledSocket, [3])
+        try Self.send(keptSocket, [4])
+        let second = try #require(await iterator.next())
+        #expect(second == first, "only the watch that ran first is still called")
+        await onLoop(loop) { watches.withLock { $0[first]?.cancel() } }
+    }
+
     @Test func timersFireInDeadlineOrderAndACancelledOneNever() async throws {
         let loop = try PollLoop(name: "test.timers")
         let fired = AsyncStream<String>.makeStream()
