@@ -1,6 +1,13 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// Exclusive access to class properties and globals is checked at run time in debug builds, which the whole suite
+// runs; release builds check it at compile time only, as the Swift standard library is built: the run-time check
+// cost about 1,250 instructions per notification on the hot path (15 checks, each a lookup in a thread-local access
+// set). scripts/fuzz builds in release with the run-time check kept (GATTWAY_RUNTIME_EXCLUSIVITY).
+let releaseExclusivity =
+    Context.environment["GATTWAY_RUNTIME_EXCLUSIVITY"] == nil ? ["-enforce-exclusivity=unchecked"] : []
+
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -8,12 +15,8 @@ let swiftSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
     // Release builds carry the Swift runtime and FoundationEssentials in the binary (see the gattway target).
     // Each function in a section of its own, so that the linker can lay the daemon's code out in Link/gattway.order.
-    // Exclusive access to class properties and globals is checked at run time in debug builds, which the whole
-    // suite runs; release builds check it at compile time only, as the Swift standard library is built: the
-    // run-time check cost about 1,200 instructions per notification on the hot path (15 checks, each a lookup in
-    // a thread-local access set).
     .unsafeFlags(
-        ["-static-stdlib", "-Xfrontend", "-function-sections", "-enforce-exclusivity=unchecked"],
+        ["-static-stdlib", "-Xfrontend", "-function-sections"] + releaseExclusivity,
         .when(platforms: [.linux], configuration: .release)),
 ]
 
