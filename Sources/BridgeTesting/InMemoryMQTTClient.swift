@@ -4,15 +4,18 @@ import Synchronization
 
 /// One client of an `InMemoryMQTTBroker`, conforming to the bridges' `MQTTClient` port.
 ///
-/// It always has capacity: `publishOnLoop` takes every message (QoS 0 ones fail while disconnected, as with a
-/// real client). Link changes are driven by the test: `dropConnection()` (the broker publishes the Last Will) and
-/// `reconnect()`.
+/// It has unbounded capacity unless the test bounds it (`limitCapacity(to:)`, then `grantCapacity(_:)`, as a real
+/// client's output buffer fills and drains): `publishOnLoop` takes messages while there is capacity (QoS 0 ones
+/// fail while disconnected, as with a real client). Link changes are driven by the test: `dropConnection()` (the
+/// broker publishes the Last Will) and `reconnect()`.
 package final class InMemoryMQTTClient: MQTTClient {
     package let id: String
     let broker: InMemoryMQTTBroker
     package let publishLoop: PollLoop
     package let connectionEvents: AsyncStream<MQTTConnectionEvent>
     let events: AsyncStream<MQTTConnectionEvent>.Continuation
+    /// Messages `publishOnLoop` may still take (nil: no bound), and the callers waiting for more.
+    private let capacity = Mutex<(remaining: Int?, waiting: [@Sendable () -> Void])>((nil, []))
 
     init(id: String, broker: InMemoryMQTTBroker) {
         self.id = id
@@ -74,10 +77,36 @@ package final class InMemoryMQTTClient: MQTTClient {
         publishLoop.checkIsolated()
         var result = MQTTQueuePublishResult(taken: 0, failed: 0)
         for message in messages {
+            let hasRoom = capacity.withLock { capacity -> Bool in
+                guard let remaining = capacity.remaining else { return true }
+                guard remaining > 0 else {
+                    capacity.waiting.append(onCapacity)
+                    return false
+                }
+                capacity.remaining = remaining - 1
+                return true
+            }
+            guard hasRoom else { return result }
             do { try publishNow(message) } catch { result.failed += 1 }
             result.taken += 1
         }
         return result
+    }
+
+    /// From now on `publishOnLoop` takes at most `count` more messages until `grantCapacity` adds room.
+    package func limitCapacity(to count: Int) {
+        capacity.withLock { $0.remaining = count }
+    }
+
+    /// Room for `count` more messages; the callers that found none run on `publishLoop`, each once, as a real
+    /// client's do when its buffer drains.
+    package func grantCapacity(_ count: Int) {
+        let waiting = capacity.withLock { capacity -> [@Sendable () -> Void] in
+            capacity.remaining = (capacity.remaining ?? 0) + count
+            defer { capacity.waiting = [] }
+            return capacity.waiting
+        }
+        for callback in waiting { publishLoop.execute(callback) }
     }
 
     /// The filters this client is subscribed to, in the order they were made.
