@@ -35,9 +35,12 @@ final class CentralStateStore: Sendable {
         var lastUnretainedTopic: String?
         var dirty = false
 
-        /// A topic that is no longer retained (its configuration changed) has its remembered value dropped, once.
-        mutating func forgetLastValue(of topic: String, first: Bool) {
-            if first, lastValues.removeValue(forKey: topic) != nil { dirty = true }
+        /// A publication on a topic that is not retained: nothing is remembered, and a topic that is no longer
+        /// retained (its configuration changed) has its remembered value dropped, the first time this run.
+        mutating func recordUnretained(_ topic: String) {
+            guard topic != lastUnretainedTopic else { return }
+            if publishedThisRun.insert(topic).inserted, lastValues.removeValue(forKey: topic) != nil { dirty = true }
+            lastUnretainedTopic = topic
         }
     }
 
@@ -143,13 +146,11 @@ final class CentralStateStore: Sendable {
     func recordPublication(of value: [UInt8], on topic: String, retained: Bool) -> Bool {
         // The rule of `recordPublications`, without a batch around one value (this is the StartNotify hot path).
         state.withLock { state in
-            if !retained, state.lastUnretainedTopic == topic { return true }
-            let first = state.publishedThisRun.insert(topic).inserted
             guard retained else {
-                state.forgetLastValue(of: topic, first: first)
-                state.lastUnretainedTopic = topic
+                state.recordUnretained(topic)
                 return true
             }
+            let first = state.publishedThisRun.insert(topic).inserted
             let unchanged = state.lastValues[topic] == value
             if !unchanged {
                 state.lastValues[topic] = value
@@ -163,13 +164,11 @@ final class CentralStateStore: Sendable {
     func recordPublications(of values: [[UInt8]], on topic: String, retained: Bool) -> ArraySlice<[UInt8]> {
         guard !values.isEmpty else { return [] }
         return state.withLock { state in
-            if !retained, state.lastUnretainedTopic == topic { return values[...] }
-            let first = state.publishedThisRun.insert(topic).inserted
             guard retained else {
-                state.forgetLastValue(of: topic, first: first)
-                state.lastUnretainedTopic = topic
+                state.recordUnretained(topic)
                 return values[...]
             }
+            let first = state.publishedThisRun.insert(topic).inserted
             let skipFirst = first && state.lastValues[topic] == values[0]
             if state.lastValues[topic] != values[values.count - 1] {
                 state.lastValues[topic] = values[values.count - 1]
