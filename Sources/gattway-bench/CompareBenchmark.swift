@@ -44,6 +44,11 @@ struct CompareBenchmark: AsyncParsableCommand {
             "Rounds: each runs the C program and Gattway once more on every side and path, the two back to back and in turns going first, so that both meet the machine alike; a figure is the median over rounds, a ratio the median of each round's own ratio. bleak runs in the first round only."
     )
     var rounds: Int = 3
+    @Option(
+        help:
+            "Seconds of an extra phase after each central one, traced with perf (the simulator's sendto of each value and the relay's write of its PUBLISH): the latency each relay adds, without the broker and subscriber; 0 leaves it out."
+    )
+    var hopSeconds: Double = 4
 
     func validate() throws {
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
@@ -53,6 +58,9 @@ struct CompareBenchmark: AsyncParsableCommand {
         _ = try selectedPaths()
         _ = try selectedSides()
         guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be 1…20, got \(rounds)") }
+        guard hopSeconds == 0 || hopSeconds >= 1 else {
+            throw ValidationError("--hop-seconds must be 0 or at least 1, got \(hopSeconds)")
+        }
     }
 
     private func pacedRates() throws -> [Double] {
@@ -103,7 +111,8 @@ struct CompareBenchmark: AsyncParsableCommand {
             if sides.contains(.central) {
                 let runner = CompareRelayRunner(
                     stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
-                    minimumNotifications: minimumNotifications)
+                    minimumNotifications: minimumNotifications, hopSeconds: hopSeconds)
+                if hopSeconds > 0 { try BenchHopProbe.check(scratch: stage.directory) }
                 if try selectedRelays().contains(.c) { compileCommands[.central] = try runner.compileCRelay() }
                 for round in 1...rounds {
                     for path in try selectedPaths() {
@@ -177,6 +186,8 @@ struct CompareRow: Sendable {
     let phase: NotificationPhaseResult
     let memory: CompareMemory
     var round = 1
+    /// The latency the relay added in the extra traced phase (central side), when measured.
+    var hop: HopFigures?
 
     func inRound(_ round: Int) -> CompareRow {
         var row = self

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MQTTCore
+import TestWorld
 
 /// Starts one relay at a time on the stage, checks it uses the intended path, runs the paced phases and stops it.
 struct CompareRelayRunner {
@@ -9,6 +10,8 @@ struct CompareRelayRunner {
     let packageRoot: String
     let duration: Double
     let minimumNotifications: Int
+    /// Seconds of the extra, traced phase after each rate's that measures the latency the relay adds (0: none).
+    let hopSeconds: Double
 
     private var relayBinary: String { stage.directory + "/relay" }
     private var brokerArguments: [String] { ["127.0.0.1", "\(stage.port)", CompareStage.topic] }
@@ -34,10 +37,13 @@ struct CompareRelayRunner {
                 let seconds = max(duration, Double(minimumNotifications) / rate)
                 let phases = BenchPhaseRunner(world: world, path: path, duration: .milliseconds(Int(seconds * 1000)))
                 let phase = try await phases.run(label: "\(Int(rate))/s", rate: rate)
-                let row = CompareRow(relay: kind, side: .central, phase: phase, memory: CompareMemory(pid: relay.pid))
+                var row = CompareRow(relay: kind, side: .central, phase: phase, memory: CompareMemory(pid: relay.pid))
                 progress(
                     "… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))"
                 )
+                if hopSeconds > 0 && kind != .bleak {
+                    row.hop = try await probeHops(world: world, path: path, rate: rate, label: label)
+                }
                 rows.append(row)
             }
         } catch {
@@ -48,6 +54,31 @@ struct CompareRelayRunner {
         await relay.stop()
         if kind == .gattway && path == .startNotify { try await stage.simulatorCall("ClearFaults") }
         return rows
+    }
+
+    /// One more phase at `rate`, traced with `BenchHopProbe`: the latency the relay adds to each value. Nil, with the
+    /// reason printed, when the phase lost values or the sends and publishes did not pair.
+    private func probeHops(world: CompareRelayWorld, path: SubscriptionPath, rate: Double, label: String)
+        async throws -> HopFigures?
+    {
+        let name = "\(world.relay.name)-\(path.rawValue)-\(Int(rate))"
+        let probe = try await BenchHopProbe(
+            sender: stage.simulator.pid, relay: world.relay.pid, scratch: stage.directory, label: name)
+        let phases = BenchPhaseRunner(world: world, path: path, duration: .milliseconds(Int(hopSeconds * 1000)))
+        let phase = try await phases.run(label: "hop \(Int(rate))/s", rate: rate)
+        do {
+            guard phase.received == phase.sent else {
+                throw BenchError("\(phase.sent - phase.received) of \(phase.sent) values were lost")
+            }
+            let hops = HopFigures(seconds: try await probe.finish())
+            progress(
+                "… \(label) \(Int(rate))/s traced: \(hops.values) values, added latency p50 \(BenchReport.ms(hops.p50)), p99 \(BenchReport.ms(hops.p99)), max \(BenchReport.ms(hops.max))"
+            )
+            return hops
+        } catch {
+            progress("… \(label) \(Int(rate))/s: added latency not measured: \(error)")
+            return nil
+        }
     }
 
     private func start(_ kind: CompareRelayKind, _ path: SubscriptionPath) async throws -> BenchProcess {

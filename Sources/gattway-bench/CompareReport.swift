@@ -38,7 +38,8 @@ struct CompareReport {
         }
         let header = [
             "program", "side", "path", "rate/s", "sent", "delivered", "lost", "late", "p50 ms", "p99 ms", "p99 max",
-            "µs/notif", "× C", "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB", "PSS anon", "PSS file",
+            "hop p50", "hop p99", "µs/notif", "× C", "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB", "PSS anon",
+            "PSS file",
         ]
         var table: [[String]] = []
         for line in CompareLine.lines(of: rows) {
@@ -50,7 +51,9 @@ struct CompareReport {
                 line.relay.title(line.side), line.side.rawValue, line.path.rawValue, "\(Int(line.rate))",
                 "\(sent)", "\(received)", "\(max(0, sent - received))", "\(phases.reduce(0) { $0 + $1.outOfOrder })",
                 fixed(median(phases.map(\.latencyP50))), fixed(median(phases.map(\.latencyP99))),
-                fixed(phases.map(\.latencyP99).max() ?? .nan), fixed(median(phases.map(\.relayMicrosPerValue)), 1),
+                fixed(phases.map(\.latencyP99).max() ?? .nan), fixed(median(line.rows.compactMap { $0.hop?.p50 })),
+                fixed(median(line.rows.compactMap { $0.hop?.p99 })),
+                fixed(median(phases.map(\.relayMicrosPerValue)), 1),
                 fixed(median(ratios.compactMap { $0 })),
                 ratios.count < 2 ? "" : ratios.map { $0.map { fixed($0) } ?? "-" }.joined(separator: " "),
                 mebibytes(line.rows.compactMap(\.memory.rss).max()),
@@ -76,6 +79,12 @@ struct CompareReport {
         if sides.contains(.central) {
             Swift.print(
                 "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included)."
+            )
+            Swift.print(
+                "hop = the latency the relay adds, in an extra phase traced with perf: its write of a value's PUBLISH − the"
+            )
+            Swift.print(
+                "simulator's sendto of that value (StartNotify: to dbus-daemon, whose routing is included), medians over rounds."
             )
         }
         if sides.contains(.peripheral) {
