@@ -2,7 +2,8 @@ import Foundation
 import TestWorld
 
 /// Records, with `perf record`, the system calls `SyscallHops` pairs into the latency a relay adds to each value:
-/// the simulator's `sendto` of a value and the relay's `write` of its PUBLISH, stamped in CLOCK_MONOTONIC.
+/// the start of the simulator's `sendto` of a value and the end of the relay's `write` of its PUBLISH, in
+/// CLOCK_MONOTONIC.
 ///
 /// Tracing makes every system call of the two processes dearer, so a probed phase is an extra one whose CPU figures
 /// are not reported.
@@ -17,7 +18,7 @@ final class BenchHopProbe {
     static func check(scratch: String) throws {
         let data = scratch + "/perf-check.data"
         let (status, errors) = try run(
-            "perf", ["record", "-q", "-e", "syscalls:sys_enter_write", "-o", data, "--", "true"])
+            "perf", ["record", "-q", "-e", "syscalls:sys_exit_write", "-o", data, "--", "true"])
         try? FileManager.default.removeItem(atPath: data)
         guard status == 0 else {
             throw BenchError(
@@ -33,8 +34,9 @@ final class BenchHopProbe {
         perf = try ChildProcess(
             "perf",
             [
-                "record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "syscalls:sys_enter_sendto", "-e",
-                "syscalls:sys_enter_write", "-p", "\(sender),\(relay)", "-o", dataPath,
+                // 8 MiB of ring buffer per CPU: an event perf loses would unpair the streams.
+                "record", "-q", "-m", "2048", "-k", "CLOCK_MONOTONIC", "-e", "syscalls:sys_enter_sendto", "-e",
+                "syscalls:sys_exit_sendto", "-e", "syscalls:sys_exit_write", "-p", "\(sender),\(relay)", "-o", dataPath,
             ])
         // perf prints nothing once it records; attaching to two processes takes well under this.
         try await Task.sleep(for: .seconds(1))
@@ -63,7 +65,7 @@ final class BenchHopProbe {
             let output = FileHandle(forWritingAtPath: script)
         else { throw BenchError("cannot create \(script)") }
         let (scriptStatus, errors) = try Self.run(
-            "perf", ["script", "-i", dataPath, "-F", "pid,time,event,trace"], output: output)
+            "perf", ["script", "-i", dataPath, "-F", "pid,tid,time,event,trace"], output: output)
         try output.close()
         guard scriptStatus == 0 else { throw BenchError("perf script failed: \(errors)") }
         let text = try String(contentsOfFile: script, encoding: .utf8)

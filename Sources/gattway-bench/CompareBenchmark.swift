@@ -46,7 +46,7 @@ struct CompareBenchmark: AsyncParsableCommand {
     var rounds: Int = 3
     @Option(
         help:
-            "Seconds of an extra phase after each central one, traced with perf (the simulator's sendto of each value and the relay's write of its PUBLISH): the latency each relay adds, without the broker and subscriber; 0 leaves it out."
+            "Seconds of an extra phase after each central one, traced with perf (the start of the simulator's sendto of each value, the end of the relay's write of its PUBLISH): the latency each relay adds, without the broker and subscriber; 0 leaves it out."
     )
     var hopSeconds: Double = 4
 

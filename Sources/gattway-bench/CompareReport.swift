@@ -81,11 +81,12 @@ struct CompareReport {
                 "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included)."
             )
             Swift.print(
-                "hop = the latency the relay adds, in an extra phase traced with perf: its write of a value's PUBLISH − the"
+                "hop = the latency the relay adds, in an extra phase traced with perf: the end of its write of a value's PUBLISH"
             )
             Swift.print(
-                "simulator's sendto of that value (StartNotify: to dbus-daemon, whose routing is included), medians over rounds."
+                "− the start of the simulator's sendto of that value (StartNotify: to dbus-daemon, whose routing is included);"
             )
+            Swift.print("the median over rounds of each round's p50 and p99.")
         }
         if sides.contains(.peripheral) {
             Swift.print(

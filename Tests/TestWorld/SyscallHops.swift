@@ -1,31 +1,34 @@
-/// The latency one relay adds to each value, read from the kernel's side: the time from the system call that hands a
-/// value to the relay (the simulator's `sendto` of a notification) to the one with which the relay hands it on (its
-/// `write` of the MQTT PUBLISH to the broker's socket), both stamped by `perf record -k CLOCK_MONOTONIC` on the
-/// `syscalls:sys_enter_*` tracepoints.
+/// The latency one relay adds to each value, read from the kernel's side: from the start of the system call that
+/// hands a value to the relay (the simulator's `sendto` of it) to the end of the one that puts its MQTT PUBLISH in the
+/// broker's socket (the relay's `write`), both stamped by `perf record -k CLOCK_MONOTONIC` on the `syscalls:*`
+/// tracepoints.
 ///
 /// Unlike the latency the benchmark's subscriber sees, this leaves out the broker, the subscriber and when the
 /// simulator's stamp was taken, and it is measured the same way for every relay, with nothing built into any of them.
-/// The relay's wake-up is included: the value is in its socket from the sender's system call on. A value that
-/// reaches the relay through dbus-daemon (a PropertiesChanged signal) is sent to dbus-daemon, so its routing there
-/// is counted as well, alike for every relay.
+/// The relay's wake-up is included. A value that reaches the relay through dbus-daemon (a PropertiesChanged signal)
+/// is sent to dbus-daemon, so its routing there is counted as well, alike for every relay.
+///
+/// A send is stamped at its start because the relay may read the value and publish it before the sender's call has
+/// returned; it counts only when its end says it took bytes, so that a call the kernel refused (a full socket:
+/// EAGAIN) and that was made again counts once.
 package enum SyscallHops {
-    /// One system call entry from `perf script -F pid,time,event,trace`.
+    /// The start or end of one system call, from `perf script -F pid,tid,time,event,trace`.
     package struct Event: Equatable, Sendable {
         package let pid: Int32
+        package let thread: Int32
         /// Seconds (CLOCK_MONOTONIC).
         package let time: Double
         /// The system call: `sendto` or `write`.
         package let call: String
-        package let fd: Int
-        /// Bytes handed to the call (`len` of sendto, `count` of write).
-        package let length: Int
+        /// The end's return value (bytes taken, or a negative errno); nil at the start.
+        package let result: Int?
 
-        package init(pid: Int32, time: Double, call: String, fd: Int, length: Int) {
+        package init(pid: Int32, thread: Int32, time: Double, call: String, result: Int?) {
             self.pid = pid
+            self.thread = thread
             self.time = time
             self.call = call
-            self.fd = fd
-            self.length = length
+            self.result = result
         }
     }
 
@@ -34,42 +37,43 @@ package enum SyscallHops {
         package let description: String
     }
 
-    /// Parses `  2139  21198.654851: syscalls:sys_enter_sendto: fd: 0x00000009, buff: 0x7f19…, len: 0x0000000c, …`
-    /// (and the same for `sys_enter_write` with `count:`); nil for any other line.
+    /// Parses ` 2139/2139 21198.654851: syscalls:sys_exit_sendto: 0xc` and the starts
+    /// (`syscalls:sys_enter_sendto: fd: …`) and ends of `sendto` and `write`; nil for any other line.
     package static func parse(_ line: Substring) -> Event? {
-        let words = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard words.count >= 5, let pid = Int32(words[0]), words[1].hasSuffix(":"),
+        let words = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: true)
+        guard words.count >= 3 else { return nil }
+        let ids = words[0].split(separator: "/")
+        guard ids.count == 2, let pid = Int32(ids[0]), let thread = Int32(ids[1]), words[1].hasSuffix(":"),
             let time = Double(words[1].dropLast())
         else { return nil }
         let call: String
+        let entry: Bool
         switch words[2] {
-        case "syscalls:sys_enter_sendto:": call = "sendto"
-        case "syscalls:sys_enter_write:": call = "write"
+        case "syscalls:sys_enter_sendto:": (call, entry) = ("sendto", true)
+        case "syscalls:sys_exit_sendto:": (call, entry) = ("sendto", false)
+        case "syscalls:sys_enter_write:": (call, entry) = ("write", true)
+        case "syscalls:sys_exit_write:": (call, entry) = ("write", false)
         default: return nil
         }
-        guard let fd = field("fd:", in: words), let length = field(call == "write" ? "count:" : "len:", in: words)
-        else { return nil }
-        return Event(pid: pid, time: time, call: call, fd: fd, length: length)
+        if entry { return Event(pid: pid, thread: thread, time: time, call: call, result: nil) }
+        guard words.count == 4, words[3].hasPrefix("0x"), let bits = UInt64(words[3].dropFirst(2), radix: 16) else {
+            return nil
+        }
+        return Event(pid: pid, thread: thread, time: time, call: call, result: Int(Int64(bitPattern: bits)))
     }
 
-    /// The hexadecimal value after `name` (`0x0000000c,` → 12).
-    private static func field(_ name: Substring, in words: [Substring]) -> Int? {
-        guard let index = words.firstIndex(of: name), index + 1 < words.count else { return nil }
-        var value = words[index + 1]
-        if value.hasSuffix(",") { value = value.dropLast() }
-        guard value.hasPrefix("0x") else { return nil }
-        return Int(value.dropFirst(2), radix: 16)
-    }
-
-    /// The seconds each value spent in the relay, oldest first: the sender's most frequent kind of call (`sendto` of
-    /// one length on one descriptor: the notifications) paired in order with the relay's most frequent `write` of
-    /// more than one byte (one length on one descriptor: the PUBLISH of a value; libmosquitto's one-byte writes to
-    /// its own socket pair and other publications differ). The recording must hold whole values only: begun before
-    /// the first was sent and ended after the last was written. Neither side loses or reorders a value, so the k-th
-    /// send is then the k-th write; a count that differs, or a value that leaves before it arrived, is an error.
+    /// The seconds each value spent in the relay, oldest first: the sender's most frequent size of completed
+    /// `sendto` (the notifications) paired in order with the relay's most frequent size of `write` over one byte
+    /// (the PUBLISH of a value; libmosquitto's one-byte writes to its own socket pair and other publications
+    /// differ). The recording must hold whole values only: begun before the first was sent and ended after the last
+    /// was written. Neither side loses or reorders a value, so the k-th send is then the k-th write; a count that
+    /// differs, or a value that leaves before it arrived, is an error.
     package static func latencies(of events: [Event], sender: Int32, relay: Int32) throws(PairingError) -> [Double] {
-        let sends = mostFrequent(events.filter { $0.pid == sender && $0.call == "sendto" })
-        let writes = mostFrequent(events.filter { $0.pid == relay && $0.call == "write" && $0.length > 1 })
+        let sends = mostFrequent(completedSends(events.filter { $0.pid == sender && $0.call == "sendto" }))
+        let writes = mostFrequent(
+            events.filter { $0.pid == relay && $0.call == "write" }.compactMap { event in
+                event.result.flatMap { $0 > 1 ? (event.time, $0) : nil }
+            })
         guard !sends.isEmpty, sends.count == writes.count else {
             throw PairingError(description: "recorded \(sends.count) values sent but \(writes.count) published")
         }
@@ -80,11 +84,25 @@ package enum SyscallHops {
         return latencies
     }
 
-    /// The times of the most frequent (descriptor, length) among `events`, in order.
-    private static func mostFrequent(_ events: [Event]) -> [Double] {
-        var counts: [[Int]: Int] = [:]
-        for event in events { counts[[event.fd, event.length], default: 0] += 1 }
+    /// Each call that took bytes: its start's time and its end's result (a thread makes one call at a time).
+    private static func completedSends(_ events: [Event]) -> [(Double, Int)] {
+        var started: [Int32: Double] = [:]
+        var sends: [(Double, Int)] = []
+        for event in events.sorted(by: { $0.time < $1.time }) {
+            if let result = event.result {
+                if let start = started.removeValue(forKey: event.thread), result > 0 { sends.append((start, result)) }
+            } else {
+                started[event.thread] = event.time
+            }
+        }
+        return sends
+    }
+
+    /// The times of the calls of the most frequent result, in order.
+    private static func mostFrequent(_ calls: [(time: Double, result: Int)]) -> [Double] {
+        var counts: [Int: Int] = [:]
+        for call in calls { counts[call.result, default: 0] += 1 }
         guard let top = counts.max(by: { $0.value < $1.value })?.key else { return [] }
-        return events.filter { $0.fd == top[0] && $0.length == top[1] }.map(\.time).sorted()
+        return calls.filter { $0.result == top }.map(\.time).sorted()
     }
 }

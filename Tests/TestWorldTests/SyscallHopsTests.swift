@@ -4,43 +4,51 @@ import Testing
 /// Pairing the simulator's sends with a relay's publishes, as `gattway-bench compare` does with `perf script`'s lines.
 @Suite struct SyscallHopsTests {
     private static func hex(_ value: Int) -> String {
-        let digits = String(value, radix: 16)
-        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        "0x" + String(UInt64(bitPattern: Int64(value)), radix: 16)
     }
 
-    private static func send(_ time: Double, fd: Int = 9, length: Int = 12) -> String {
-        "  2139  \(time): syscalls:sys_enter_sendto: fd: \(hex(fd)), buff: 0x7f1918eab800, len: \(hex(length)), "
-            + "flags: 0x00004000, addr: 0x00000000, addr_len: 0x00000000"
+    /// The start and end of one sendto by the simulator.
+    private static func send(_ start: Double, _ end: Double, result: Int = 12) -> [String] {
+        [
+            " 2139/2139 \(start): syscalls:sys_enter_sendto: fd: 0x00000009, buff: 0x7f1918eab800, len: \(hex(max(result, 12))), flags: 0x00004000, addr: 0x00000000, addr_len: 0x00000000",
+            " 2139/2139 \(end): syscalls:sys_exit_sendto: \(hex(result))",
+        ]
     }
 
-    private static func write(_ time: Double, fd: Int = 17, count: Int = 33) -> String {
-        "  2153  \(time):  syscalls:sys_enter_write: fd: \(hex(fd)), buf: 0x7f660c013620, count: \(hex(count))"
+    /// The end of one write by the relay.
+    private static func write(_ time: Double, result: Int = 33) -> [String] {
+        [" 2153/2157 \(time):  syscalls:sys_exit_write: \(hex(result))"]
     }
 
-    private static func events(_ lines: [String]) -> [SyscallHops.Event] {
-        lines.compactMap { SyscallHops.parse(Substring($0)) }
+    private static func events(_ lines: [[String]]) -> [SyscallHops.Event] {
+        lines.joined().compactMap { SyscallHops.parse(Substring($0)) }
     }
 
-    @Test func parsesSendsAndWritesAndNothingElse() {
+    @Test func parsesStartsAndEndsOfSendsAndWritesAndNothingElse() {
         #expect(
-            SyscallHops.parse(Substring(Self.send(21198.654851)))
-                == SyscallHops.Event(pid: 2139, time: 21198.654851, call: "sendto", fd: 9, length: 12))
+            SyscallHops.parse(Substring(Self.send(21198.654851, 21198.654861)[1]))
+                == SyscallHops.Event(pid: 2139, thread: 2139, time: 21198.654861, call: "sendto", result: 12))
         #expect(
-            SyscallHops.parse(Substring(Self.write(21198.655023)))
-                == SyscallHops.Event(pid: 2153, time: 21198.655023, call: "write", fd: 17, length: 33))
-        #expect(SyscallHops.parse("  2153  21198.655023:  syscalls:sys_enter_read: fd: 0x00000011, count: 0x21") == nil)
+            SyscallHops.parse(Substring(Self.send(21198.654851, 21198.654861)[0]))
+                == SyscallHops.Event(pid: 2139, thread: 2139, time: 21198.654851, call: "sendto", result: nil))
+        #expect(
+            SyscallHops.parse(" 2153/2157 21198.655023:  syscalls:sys_exit_write: 0xfffffffffffffff5")
+                == SyscallHops.Event(pid: 2153, thread: 2157, time: 21198.655023, call: "write", result: -11))
+        #expect(SyscallHops.parse(" 2153/2157 21198.655023:  syscalls:sys_exit_read: 0x21") == nil)
+        #expect(SyscallHops.parse(" 2153 21198.655023:  syscalls:sys_exit_write: 0x21") == nil)
         #expect(SyscallHops.parse("garbage") == nil)
-        #expect(SyscallHops.parse("  2153  21198.655023:  syscalls:sys_enter_write: fd: 0x00000011") == nil)
     }
 
-    @Test func pairsTheKthSendWithTheKthPublishIgnoringOtherCalls() throws {
+    @Test func pairsTheStartOfTheKthSendWithTheEndOfTheKthPublish() throws {
         let lines = [
-            Self.send(1.000), Self.send(1.0001),  // a burst: two values before the relay woke
-            Self.write(1.0002, fd: 9, count: 1),  // libmosquitto's byte to its socket pair
+            // A burst: two values before the relay woke; the relay published the first before the second send ended.
+            Self.send(1.000, 1.000_05), Self.send(1.0001, 1.000_35),
+            Self.write(1.0002, result: 1),  // libmosquitto's byte to its socket pair
             Self.write(1.0003), Self.write(1.0005),
-            Self.send(1.000_5, fd: 8, length: 180),  // a D-Bus message of the simulator's
-            Self.write(1.0006, count: 80),  // another publication of the relay's
-            Self.send(1.001), Self.write(1.0014),
+            Self.send(1.000_5, 1.000_51, result: 180),  // a D-Bus message of the simulator's
+            Self.write(1.0006, result: 80),  // another publication of the relay's
+            Self.send(1.0009, 1.000_91, result: -11),  // refused (EAGAIN), then sent again
+            Self.send(1.001, 1.001_01), Self.write(1.0012, result: -11), Self.write(1.0014),
         ]
         let latencies = try SyscallHops.latencies(of: Self.events(lines), sender: 2139, relay: 2153)
         #expect(latencies.count == 3)
@@ -50,12 +58,12 @@ import Testing
 
     @Test func refusesStreamsThatDoNotPair() {
         // A value published before it was sent: the recording began with a value already in the relay.
-        let early = [Self.write(0.9999), Self.send(1.000), Self.send(1.001), Self.write(1.0012)]
+        let early = [Self.write(0.9999), Self.send(1.000, 1.000_01), Self.send(1.001, 1.001_01), Self.write(1.0012)]
         #expect(throws: SyscallHops.PairingError.self) {
             try SyscallHops.latencies(of: Self.events(early), sender: 2139, relay: 2153)
         }
         // A value never published in the recording.
-        let missing = [Self.send(1.000), Self.write(1.0002), Self.send(1.001)]
+        let missing = [Self.send(1.000, 1.000_01), Self.write(1.0002), Self.send(1.001, 1.001_01)]
         #expect(throws: SyscallHops.PairingError.self) {
             try SyscallHops.latencies(of: Self.events(missing), sender: 2139, relay: 2153)
         }
