@@ -2,8 +2,8 @@ import Foundation
 import TestWorld
 
 /// Records, with `perf record`, the system calls `SyscallHops` pairs into the latency a relay adds to each value:
-/// the start of the simulator's `sendto` of a value and the end of the relay's `write` of its PUBLISH, in
-/// CLOCK_MONOTONIC.
+/// the start of the call that hands a value to the relay and the end of the one with which the relay hands it on,
+/// in CLOCK_MONOTONIC.
 ///
 /// Tracing makes every system call of the two processes dearer, so a probed phase is an extra one whose CPU figures
 /// are not reported.
@@ -31,13 +31,14 @@ final class BenchHopProbe {
         self.sender = sender
         self.relay = relay
         dataPath = scratch + "/hops-\(label).data"
+        let tracepoints = SyscallHops.calls.flatMap {
+            ["-e", "syscalls:sys_enter_\($0)", "-e", "syscalls:sys_exit_\($0)"]
+        }
+        // 8 MiB of ring buffer per CPU: an event perf loses would unpair the streams.
         perf = try ChildProcess(
             "perf",
-            [
-                // 8 MiB of ring buffer per CPU: an event perf loses would unpair the streams.
-                "record", "-q", "-m", "2048", "-k", "CLOCK_MONOTONIC", "-e", "syscalls:sys_enter_sendto", "-e",
-                "syscalls:sys_exit_sendto", "-e", "syscalls:sys_exit_write", "-p", "\(sender),\(relay)", "-o", dataPath,
-            ])
+            ["record", "-q", "-m", "2048", "-k", "CLOCK_MONOTONIC"] + tracepoints
+                + ["-p", "\(sender),\(relay)", "-o", dataPath])
         // perf prints nothing once it records; attaching to two processes takes well under this.
         try await Task.sleep(for: .seconds(1))
         guard perf.isRunning else { throw BenchError("perf record exited at once: \(perf.errorOutput.suffix(800))") }

@@ -46,7 +46,7 @@ struct CompareBenchmark: AsyncParsableCommand {
     var rounds: Int = 3
     @Option(
         help:
-            "Seconds of an extra phase after each central one, traced with perf (the start of the simulator's sendto of each value, the end of the relay's write of its PUBLISH): the latency each relay adds, without the broker and subscriber; 0 leaves it out."
+            "Seconds of an extra phase after each one, traced with perf (central: from the start of the simulator's sendto of a value to the end of the relay's write of its PUBLISH; peripheral: from the start of the broker's write of a PUBLISH to the end of the peripheral's send of the notification): the latency each program adds, without the broker, subscriber or central; 0 leaves it out."
     )
     var hopSeconds: Double = 4
 
@@ -108,11 +108,11 @@ struct CompareBenchmark: AsyncParsableCommand {
         var compileCommands: [CompareSide: String] = [:]
         do {
             let sides = try selectedSides()
+            if hopSeconds > 0 { try BenchHopProbe.check(scratch: stage.directory) }
             if sides.contains(.central) {
                 let runner = CompareRelayRunner(
                     stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
                     minimumNotifications: minimumNotifications, hopSeconds: hopSeconds)
-                if hopSeconds > 0 { try BenchHopProbe.check(scratch: stage.directory) }
                 if try selectedRelays().contains(.c) { compileCommands[.central] = try runner.compileCRelay() }
                 for round in 1...rounds {
                     for path in try selectedPaths() {
@@ -127,7 +127,7 @@ struct CompareBenchmark: AsyncParsableCommand {
             if sides.contains(.peripheral) {
                 let runner = ComparePeripheralRunner(
                     stage: stage, paths: paths, packageRoot: packageRoot, duration: duration,
-                    minimumNotifications: minimumNotifications)
+                    minimumNotifications: minimumNotifications, hopSeconds: hopSeconds)
                 if try selectedRelays().contains(.c) { compileCommands[.peripheral] = try runner.compileCPeripheral() }
                 var index = 0
                 for round in 1...rounds {

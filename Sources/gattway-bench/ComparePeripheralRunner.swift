@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MQTTCore
 import Mosquitto
+import TestWorld
 
 /// The local peripheral's path in `compare`: starts one peripheral at a time on the stage (the C program of
 /// Benchmarks/peripheral/peripheral.c, or Gattway configured as `gattway-bench peripheral` configures it), lets the
@@ -14,6 +15,8 @@ struct ComparePeripheralRunner {
     let packageRoot: String
     let duration: Double
     let minimumNotifications: Int
+    /// Seconds of the extra, traced phase after each rate's that measures the latency the peripheral adds (0: none).
+    let hopSeconds: Double
 
     private var peripheralBinary: String { stage.directory + "/peripheral" }
     private static let adapterPath = "/org/bluez/hci0"
@@ -57,12 +60,17 @@ struct ComparePeripheralRunner {
                     stage: stage, peripheral: peripheral, publisher: publisher, central: central, way: way,
                     seconds: seconds
                 ).run(label: "\(Int(rate))/s", rate: rate)
-                rows.append(
-                    CompareRow(
-                        relay: kind, side: .peripheral, phase: phase, memory: CompareMemory(pid: peripheral.pid)))
+                var row = CompareRow(
+                    relay: kind, side: .peripheral, phase: phase, memory: CompareMemory(pid: peripheral.pid))
                 progress(
                     "… \(label) \(phase.label): central received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))"
                 )
+                if hopSeconds > 0 {
+                    row.hop = try await probeHops(
+                        peripheral: peripheral, publisher: publisher, central: central, way: way, rate: rate,
+                        label: label)
+                }
+                rows.append(row)
             }
         } catch {
             progress("\(peripheral.name) log (\(label)):\n\(peripheral.logTail(1500))")
@@ -72,6 +80,36 @@ struct ComparePeripheralRunner {
         await finish(peripheral, central: central, publisherTask: publisherTask)
         try await waitForApplication(of: peripheral, registered: false)
         return rows
+    }
+
+    /// One more phase at `rate`, traced with `BenchHopProbe` from the broker's write of each PUBLISH to the
+    /// peripheral's send of the notification: the latency the peripheral adds. Nil, with the reason printed, when
+    /// the phase lost values or the two streams did not pair.
+    private func probeHops(
+        peripheral: BenchProcess, publisher: MosquittoClient, central: String, way: SubscriptionPath, rate: Double,
+        label: String
+    ) async throws -> HopFigures? {
+        guard let broker = await stage.broker.pid else { throw BenchError("the broker is not running") }
+        let probe = try await BenchHopProbe(
+            sender: broker, relay: peripheral.pid, scratch: stage.directory,
+            label: "\(peripheral.name)-peripheral-\(way.rawValue)-\(Int(rate))")
+        let phase = try await ComparePeripheralPhase(
+            stage: stage, peripheral: peripheral, publisher: publisher, central: central, way: way,
+            seconds: hopSeconds
+        ).run(label: "hop \(Int(rate))/s", rate: rate)
+        do {
+            guard phase.received == phase.sent else {
+                throw BenchError("\(phase.sent - phase.received) of \(phase.sent) values were lost")
+            }
+            let hops = HopFigures(seconds: try await probe.finish())
+            progress(
+                "… \(label) \(Int(rate))/s traced: \(hops.values) values, added latency p50 \(BenchReport.ms(hops.p50)), p99 \(BenchReport.ms(hops.p99)), max \(BenchReport.ms(hops.max))"
+            )
+            return hops
+        } catch {
+            progress("… \(label) \(Int(rate))/s: added latency not measured: \(error)")
+            return nil
+        }
     }
 
     private func finish(_ peripheral: BenchProcess, central: String, publisherTask: Task<Void, any Error>) async {

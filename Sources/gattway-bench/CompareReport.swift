@@ -81,7 +81,7 @@ struct CompareReport {
                 "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included)."
             )
             Swift.print(
-                "hop = the latency the relay adds, in an extra phase traced with perf: the end of its write of a value's PUBLISH"
+                "central hop = the latency the relay adds, in an extra phase traced with perf: the end of its write of a value's PUBLISH"
             )
             Swift.print(
                 "− the start of the simulator's sendto of that value (StartNotify: to dbus-daemon, whose routing is included);"
@@ -95,6 +95,10 @@ struct CompareReport {
             Swift.print(
                 "StartNotify = PropertiesChanged(Value) to the simulator's bluetoothd; AcquireNotify = a SEQPACKET socket."
             )
+            Swift.print(
+                "peripheral hop = the end of the peripheral's send of a notification (StartNotify: its signal to dbus-daemon)"
+            )
+            Swift.print("− the start of the broker's write of that PUBLISH to it, traced with perf in an extra phase.")
         }
     }
 

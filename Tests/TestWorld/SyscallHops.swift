@@ -1,15 +1,16 @@
 /// The latency one relay adds to each value, read from the kernel's side: from the start of the system call that
-/// hands a value to the relay (the simulator's `sendto` of it) to the end of the one that puts its MQTT PUBLISH in the
-/// broker's socket (the relay's `write`), both stamped by `perf record -k CLOCK_MONOTONIC` on the `syscalls:*`
-/// tracepoints.
+/// hands a value to the relay (the simulator's `sendto` of a notification; on the peripheral's path the broker's
+/// `write` of a PUBLISH) to the end of the one with which the relay hands it on (its `write` of the MQTT PUBLISH;
+/// the peripheral's send of the notification), both stamped by `perf record -k CLOCK_MONOTONIC` on the `syscalls:*`
+/// tracepoints of `write`, `sendto` and `sendmsg`.
 ///
 /// Unlike the latency the benchmark's subscriber sees, this leaves out the broker, the subscriber and when the
 /// simulator's stamp was taken, and it is measured the same way for every relay, with nothing built into any of them.
 /// The relay's wake-up is included. A value that reaches the relay through dbus-daemon (a PropertiesChanged signal)
 /// is sent to dbus-daemon, so its routing there is counted as well, alike for every relay.
 ///
-/// A send is stamped at its start because the relay may read the value and publish it before the sender's call has
-/// returned; it counts only when its end says it took bytes, so that a call the kernel refused (a full socket:
+/// A send is stamped at its start because the relay may read the value and hand it on before the sender's call has
+/// returned. A call counts only when its end says it took bytes, so that one the kernel refused (a full socket:
 /// EAGAIN) and that was made again counts once.
 package enum SyscallHops {
     /// The start or end of one system call, from `perf script -F pid,tid,time,event,trace`.
@@ -18,7 +19,7 @@ package enum SyscallHops {
         package let thread: Int32
         /// Seconds (CLOCK_MONOTONIC).
         package let time: Double
-        /// The system call: `sendto` or `write`.
+        /// The system call: `write`, `sendto` or `sendmsg`.
         package let call: String
         /// The end's return value (bytes taken, or a negative errno); nil at the start.
         package let result: Int?
@@ -37,8 +38,11 @@ package enum SyscallHops {
         package let description: String
     }
 
+    /// The calls followed.
+    package static let calls = ["write", "sendto", "sendmsg"]
+
     /// Parses ` 2139/2139 21198.654851: syscalls:sys_exit_sendto: 0xc` and the starts
-    /// (`syscalls:sys_enter_sendto: fd: …`) and ends of `sendto` and `write`; nil for any other line.
+    /// (`syscalls:sys_enter_sendto: fd: …`) and ends of every call in `calls`; nil for any other line.
     package static func parse(_ line: Substring) -> Event? {
         let words = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: true)
         guard words.count >= 3 else { return nil }
@@ -46,15 +50,13 @@ package enum SyscallHops {
         guard ids.count == 2, let pid = Int32(ids[0]), let thread = Int32(ids[1]), words[1].hasSuffix(":"),
             let time = Double(words[1].dropLast())
         else { return nil }
-        let call: String
-        let entry: Bool
-        switch words[2] {
-        case "syscalls:sys_enter_sendto:": (call, entry) = ("sendto", true)
-        case "syscalls:sys_exit_sendto:": (call, entry) = ("sendto", false)
-        case "syscalls:sys_enter_write:": (call, entry) = ("write", true)
-        case "syscalls:sys_exit_write:": (call, entry) = ("write", false)
-        default: return nil
-        }
+        let tracepoint = words[2]
+        guard tracepoint.hasPrefix("syscalls:sys_"), tracepoint.hasSuffix(":") else { return nil }
+        let name = tracepoint.dropFirst("syscalls:sys_".count).dropLast()
+        let entry = name.hasPrefix("enter_")
+        guard entry || name.hasPrefix("exit_") else { return nil }
+        let call = String(name.drop { $0 != "_" }.dropFirst())
+        guard calls.contains(call) else { return nil }
         if entry { return Event(pid: pid, thread: thread, time: time, call: call, result: nil) }
         guard words.count == 4, words[3].hasPrefix("0x"), let bits = UInt64(words[3].dropFirst(2), radix: 16) else {
             return nil
@@ -62,47 +64,53 @@ package enum SyscallHops {
         return Event(pid: pid, thread: thread, time: time, call: call, result: Int(Int64(bitPattern: bits)))
     }
 
-    /// The seconds each value spent in the relay, oldest first: the sender's most frequent size of completed
-    /// `sendto` (the notifications) paired in order with the relay's most frequent size of `write` over one byte
-    /// (the PUBLISH of a value; libmosquitto's one-byte writes to its own socket pair and other publications
-    /// differ). The recording must hold whole values only: begun before the first was sent and ended after the last
-    /// was written. Neither side loses or reorders a value, so the k-th send is then the k-th write; a count that
-    /// differs, or a value that leaves before it arrived, is an error.
+    /// The seconds each value spent in the relay, oldest first: the sender's most frequent kind of completed call
+    /// (one call, one size: the values), each at its start, paired in order with the relay's most frequent kind of
+    /// call over one byte (the value handed on; libmosquitto's one-byte writes to its own socket pair and other
+    /// messages differ), each at its end. The recording must hold whole values only: begun before the first was sent
+    /// and ended after the last was handed on. Neither side loses or reorders a value, so the k-th send is then the
+    /// k-th hand-on; a count that differs, or a value that leaves before it arrived, is an error.
     package static func latencies(of events: [Event], sender: Int32, relay: Int32) throws(PairingError) -> [Double] {
-        let sends = mostFrequent(completedSends(events.filter { $0.pid == sender && $0.call == "sendto" }))
-        let writes = mostFrequent(
-            events.filter { $0.pid == relay && $0.call == "write" }.compactMap { event in
-                event.result.flatMap { $0 > 1 ? (event.time, $0) : nil }
-            })
+        let sends = mostFrequent(completedCalls(events.filter { $0.pid == sender }).map { ($0.start, $0.kind) })
+        let writes = mostFrequent(completedCalls(events.filter { $0.pid == relay }).map { ($0.end, $0.kind) })
         guard !sends.isEmpty, sends.count == writes.count else {
-            throw PairingError(description: "recorded \(sends.count) values sent but \(writes.count) published")
+            throw PairingError(description: "recorded \(sends.count) values sent but \(writes.count) handed on")
         }
         let latencies = zip(sends, writes).map { $1 - $0 }
         if let early = latencies.firstIndex(where: { $0 < 0 }) {
-            throw PairingError(description: "value \(early) was published before it was sent: the streams do not pair")
+            throw PairingError(description: "value \(early) was handed on before it was sent: the streams do not pair")
         }
         return latencies
     }
 
-    /// Each call that took bytes: its start's time and its end's result (a thread makes one call at a time).
-    private static func completedSends(_ events: [Event]) -> [(Double, Int)] {
-        var started: [Int32: Double] = [:]
-        var sends: [(Double, Int)] = []
-        for event in events.sorted(by: { $0.time < $1.time }) {
-            if let result = event.result {
-                if let start = started.removeValue(forKey: event.thread), result > 0 { sends.append((start, result)) }
-            } else {
-                started[event.thread] = event.time
-            }
-        }
-        return sends
+    /// A call that took more than one byte: when it started and ended, and its kind (the call and its size).
+    private struct Completed {
+        let start: Double
+        let end: Double
+        let kind: String
     }
 
-    /// The times of the calls of the most frequent result, in order.
-    private static func mostFrequent(_ calls: [(time: Double, result: Int)]) -> [Double] {
-        var counts: [Int: Int] = [:]
-        for call in calls { counts[call.result, default: 0] += 1 }
+    /// Each call that took more than one byte (a thread makes one call at a time).
+    private static func completedCalls(_ events: [Event]) -> [Completed] {
+        var started: [Int32: (time: Double, call: String)] = [:]
+        var calls: [Completed] = []
+        for event in events.sorted(by: { $0.time < $1.time }) {
+            guard let result = event.result else {
+                started[event.thread] = (event.time, event.call)
+                continue
+            }
+            if let start = started.removeValue(forKey: event.thread), start.call == event.call, result > 1 {
+                calls.append(Completed(start: start.time, end: event.time, kind: "\(event.call) \(result)"))
+            }
+        }
+        return calls
+    }
+
+    /// The times of the calls of the most frequent kind, in order.
+    private static func mostFrequent(_ calls: [(time: Double, kind: String)]) -> [Double] {
+        var counts: [String: Int] = [:]
+        for call in calls { counts[call.kind, default: 0] += 1 }
         guard let top = counts.max(by: { $0.value < $1.value })?.key else { return [] }
-        return calls.filter { $0.result == top }.map(\.time).sorted()
+        return calls.filter { $0.kind == top }.map(\.time).sorted()
     }
 }

@@ -15,9 +15,12 @@ import Testing
         ]
     }
 
-    /// The end of one write by the relay.
+    /// The start and end (at `time`) of one write by the relay.
     private static func write(_ time: Double, result: Int = 33) -> [String] {
-        [" 2153/2157 \(time):  syscalls:sys_exit_write: \(hex(result))"]
+        [
+            " 2153/2157 \(time - 0.000_002):  syscalls:sys_enter_write: fd: 0x00000011, buf: 0x7f660c013620, count: \(hex(max(result, 1)))",
+            " 2153/2157 \(time):  syscalls:sys_exit_write: \(hex(result))",
+        ]
     }
 
     private static func events(_ lines: [[String]]) -> [SyscallHops.Event] {
@@ -34,7 +37,11 @@ import Testing
         #expect(
             SyscallHops.parse(" 2153/2157 21198.655023:  syscalls:sys_exit_write: 0xfffffffffffffff5")
                 == SyscallHops.Event(pid: 2153, thread: 2157, time: 21198.655023, call: "write", result: -11))
+        #expect(
+            SyscallHops.parse(" 9/9 1.5: syscalls:sys_exit_sendmsg: 0x98")
+                == SyscallHops.Event(pid: 9, thread: 9, time: 1.5, call: "sendmsg", result: 152))
         #expect(SyscallHops.parse(" 2153/2157 21198.655023:  syscalls:sys_exit_read: 0x21") == nil)
+        #expect(SyscallHops.parse(" 2153/2157 21198.655023:  syscalls:sys_exit_sendmmsg: 0x2") == nil)
         #expect(SyscallHops.parse(" 2153 21198.655023:  syscalls:sys_exit_write: 0x21") == nil)
         #expect(SyscallHops.parse("garbage") == nil)
     }
@@ -54,6 +61,26 @@ import Testing
         #expect(latencies.count == 3)
         let expected = [0.0003, 0.0004, 0.0004]
         for (latency, want) in zip(latencies, expected) { #expect(abs(latency - want) < 1e-9) }
+    }
+
+    @Test func pairsTheBrokersWritesWithAPeripheralsSends() throws {
+        // The peripheral's path: the broker writes each PUBLISH; the peripheral sends each notification.
+        func broker(_ start: Double) -> [String] {
+            [
+                " 7/7 \(start): syscalls:sys_enter_write: fd: 0x0000000b, buf: 0x55d0, count: 0x00000023",
+                " 7/7 \(start + 0.000_01): syscalls:sys_exit_write: 0x23",
+            ]
+        }
+        func peripheral(_ end: Double) -> [String] {
+            [
+                " 8/9 \(end - 0.000_01): syscalls:sys_enter_sendmsg: fd: 0x0000000c, msg: 0x7ffd, flags: 0x00004040",
+                " 8/9 \(end): syscalls:sys_exit_sendmsg: 0x98",
+            ]
+        }
+        let lines = [broker(2.0), peripheral(2.0002), broker(2.001), peripheral(2.0015)]
+        let latencies = try SyscallHops.latencies(of: Self.events(lines), sender: 7, relay: 8)
+        #expect(latencies.count == 2)
+        for (latency, want) in zip(latencies, [0.0002, 0.0005]) { #expect(abs(latency - want) < 1e-9) }
     }
 
     @Test func refusesStreamsThatDoNotPair() {
