@@ -18,6 +18,32 @@ def read_lines(stream, lines):
     lines.put(None)
 
 
+def describe_stuck_demo(demo, errors):
+    """What a demo that did not stop on Ctrl-C was still doing: its processes (its own session and the daemons it
+    started in sessions of their own, found by its work directory), what it printed, and the end of gattway's log."""
+    printed = []
+    while True:
+        try:
+            line = errors.get_nowait()
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        printed.append(line)
+    running = subprocess.run(["pgrep", "-a", "-s", str(demo.pid)], capture_output=True, text=True).stdout
+    logs = [line.split("gattway log: ", 1)[1] for line in printed if "gattway log: " in line]
+    log_tail = ""
+    if logs:
+        work = logs[0].rsplit("/", 1)[0]
+        running += subprocess.run(["pgrep", "-a", "-f", work], capture_output=True, text=True).stdout
+        try:
+            log_tail = "\n".join(pathlib.Path(logs[0]).read_text(errors="replace").splitlines()[-30:])
+        except OSError as error:
+            log_tail = f"(unreadable: {error})"
+    return (f"still running:\n{running}\nthe demo printed:\n" + "\n".join(printed[-20:])
+            + f"\ngattway's log ends:\n{log_tail}")
+
+
 def test_demo_bridges_the_devices_and_stops_on_ctrl_c():
     # Simulators of this checkout's demo scenario already running (another suite's) are not the demo's doing.
     earlier = set(subprocess.run(["pgrep", "-f", f"{ROOT}/Tests/BlueZSimulator/scenarios/demo.yaml"],
@@ -56,8 +82,9 @@ def test_demo_bridges_the_devices_and_stops_on_ctrl_c():
         try:
             demo.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            stuck = describe_stuck_demo(demo, errors)
             os.killpg(demo.pid, signal.SIGKILL)
-            raise
+            raise AssertionError(f"the demo did not stop within 30 s of Ctrl-C\n{stuck}") from None
     stderr = []
     while (line := errors.get(timeout=5)) is not None:
         stderr.append(line)
