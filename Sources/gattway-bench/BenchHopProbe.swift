@@ -49,8 +49,26 @@ final class BenchHopProbe {
         try? FileManager.default.removeItem(atPath: dataPath)
     }
 
+    /// Stops recording and returns the figures of `phase`, the phase it traced, printed; nil, with the reason
+    /// printed, when the phase lost values or the two streams did not pair.
+    func figures(of phase: NotificationPhaseResult, label: String) async -> HopFigures? {
+        do {
+            guard phase.received == phase.sent else {
+                throw BenchError("\(phase.sent - phase.received) of \(phase.sent) values were lost")
+            }
+            let hops = HopFigures(seconds: try await finish())
+            progress(
+                "… \(label) traced: \(hops.values) values, added latency p50 \(BenchReport.ms(hops.p50)), p99 \(BenchReport.ms(hops.p99)), max \(BenchReport.ms(hops.max))"
+            )
+            return hops
+        } catch {
+            progress("… \(label): added latency not measured: \(error)")
+            return nil
+        }
+    }
+
     /// Stops recording and returns each value's seconds in the relay, oldest first.
-    func finish() async throws -> [Double] {
+    private func finish() async throws -> [Double] {
         perf.send(SIGINT)
         guard let status = await perf.waitForExit(timeout: .seconds(30)) else {
             perf.send(SIGKILL)

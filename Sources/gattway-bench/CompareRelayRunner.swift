@@ -66,19 +66,7 @@ struct CompareRelayRunner {
             sender: stage.simulator.pid, relay: world.relay.pid, scratch: stage.directory, label: name)
         let phases = BenchPhaseRunner(world: world, path: path, duration: .milliseconds(Int(hopSeconds * 1000)))
         let phase = try await phases.run(label: "hop \(Int(rate))/s", rate: rate)
-        do {
-            guard phase.received == phase.sent else {
-                throw BenchError("\(phase.sent - phase.received) of \(phase.sent) values were lost")
-            }
-            let hops = HopFigures(seconds: try await probe.finish())
-            progress(
-                "… \(label) \(Int(rate))/s traced: \(hops.values) values, added latency p50 \(BenchReport.ms(hops.p50)), p99 \(BenchReport.ms(hops.p99)), max \(BenchReport.ms(hops.max))"
-            )
-            return hops
-        } catch {
-            progress("… \(label) \(Int(rate))/s: added latency not measured: \(error)")
-            return nil
-        }
+        return await probe.figures(of: phase, label: "\(label) \(Int(rate))/s")
     }
 
     private func start(_ kind: CompareRelayKind, _ path: SubscriptionPath) async throws -> BenchProcess {
