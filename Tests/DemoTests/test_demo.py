@@ -48,9 +48,11 @@ def test_demo_bridges_the_devices_and_stops_on_ctrl_c():
     # Simulators of this checkout's demo scenario already running (another suite's) are not the demo's doing.
     earlier = set(subprocess.run(["pgrep", "-f", f"{ROOT}/Tests/BlueZSimulator/scenarios/demo.yaml"],
                                  capture_output=True, text=True).stdout.split())
+    # A terminal's shell leaves Ctrl-C at its default, but a runner started in the background without job control
+    # ignores SIGINT, and bash cannot trap a signal ignored on entry: the demo gets the terminal's disposition.
     demo = subprocess.Popen(
         [str(ROOT / "scripts" / "demo")], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines, errors = queue.Queue(), queue.Queue()
     threading.Thread(target=read_lines, args=(demo.stdout, lines), daemon=True).start()
     threading.Thread(target=read_lines, args=(demo.stderr, errors), daemon=True).start()

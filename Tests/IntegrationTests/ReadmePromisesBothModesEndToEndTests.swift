@@ -72,11 +72,14 @@ struct ReadmePromisesBothModesEndToEndTests {
             try await world.observer.waitForMessage(on: "gattway/peripheral/status") {
                 $0.contains(#""subscribers":1"#)
             }
+            // mosquitto_pub replaces the shell (`exec`), reading the flood from a file: stopping the child stops the
+            // publisher itself, where a pipeline's publisher outlived the shell that was stopped.
             let publisher = try ChildProcess(
                 "/bin/sh",
                 [
                     "-c",
-                    "seq 1 \(Self.flood) | mosquitto_pub -h 127.0.0.1 -p \(world.broker.port) -t test/tx -q 1 -l",
+                    "f=$(mktemp) && seq 1 \(Self.flood) > \"$f\" && exec < \"$f\" && rm \"$f\" && "
+                        + "exec mosquitto_pub -h 127.0.0.1 -p \(world.broker.port) -t test/tx -q 1 -l",
                 ])
             defer { Task { await publisher.stop() } }
             // The peripheral's queue is full: from here on its connection holds back what the broker sends it.
