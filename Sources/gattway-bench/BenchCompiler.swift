@@ -11,17 +11,8 @@ enum BenchCompiler {
         let command =
             "cc -O2 -o '\(output)' '\(packageRoot)/\(source)' $(pkg-config --cflags --libs \(packages.joined(separator: " ")))"
         progress("… compiling \(source): \(command)")
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/bin/sh")
-        compiler.arguments = ["-c", command]
-        let errors = Pipe()
-        compiler.standardError = errors
-        try compiler.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        compiler.waitUntilExit()
-        guard compiler.terminationStatus == 0 else {
-            throw BenchError("compiling \(source) failed: \(String(decoding: message, as: UTF8.self))")
-        }
+        let (status, errors) = try BenchProcess.runToEnd("sh", ["-c", command])
+        guard status == 0 else { throw BenchError("compiling \(source) failed: \(errors)") }
         return command.replacingOccurrences(of: scratch, with: "<scratch>").replacingOccurrences(
             of: packageRoot + "/", with: "")
     }

@@ -17,7 +17,7 @@ final class BenchHopProbe {
     /// Fails with perf's own words when it cannot trace here (missing, or not allowed to: perf_event_paranoid).
     static func check(scratch: String) throws {
         let data = scratch + "/perf-check.data"
-        let (status, errors) = try run(
+        let (status, errors) = try BenchProcess.runToEnd(
             "perf", ["record", "-q", "-e", "syscalls:sys_exit_write", "-o", data, "--", "true"])
         try? FileManager.default.removeItem(atPath: data)
         guard status == 0 else {
@@ -83,33 +83,13 @@ final class BenchHopProbe {
         guard FileManager.default.createFile(atPath: script, contents: nil),
             let output = FileHandle(forWritingAtPath: script)
         else { throw BenchError("cannot create \(script)") }
-        let (scriptStatus, errors) = try Self.run(
+        let (scriptStatus, errors) = try BenchProcess.runToEnd(
             "perf", ["script", "-i", dataPath, "-F", "pid,tid,time,event,trace"], output: output)
         try output.close()
         guard scriptStatus == 0 else { throw BenchError("perf script failed: \(errors)") }
         let text = try String(contentsOfFile: script, encoding: .utf8)
         let events = text.split(separator: "\n").compactMap { SyscallHops.parse($0) }
         return try SyscallHops.latencies(of: events, sender: sender, relay: relay)
-    }
-
-    /// Runs a program to its end; its status and standard error.
-    private static func run(_ program: String, _ arguments: [String], output: FileHandle = .nullDevice) throws
-        -> (Int32, String)
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [program] + arguments
-        process.standardOutput = output
-        let errors = Pipe()
-        process.standardError = errors
-        do {
-            try process.run()
-        } catch {
-            throw BenchError("cannot start \(program): \(error)")
-        }
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: message, as: UTF8.self))
     }
 }
 

@@ -111,6 +111,26 @@ final class BenchProcess: @unchecked Sendable {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
+
+    /// Runs a short helper (a compiler, `perf`) to its end, looked up on PATH; its status and standard error.
+    static func runToEnd(_ program: String, _ arguments: [String], output: FileHandle = .nullDevice) throws
+        -> (status: Int32, errors: String)
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [program] + arguments
+        process.standardOutput = output
+        let errors = Pipe()
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw BenchError("cannot start \(program): \(error)")
+        }
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: message, as: UTF8.self))
+    }
 }
 
 /// A benchmark failure with a message that names its cause.
