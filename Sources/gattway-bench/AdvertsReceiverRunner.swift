@@ -85,7 +85,7 @@ struct AdvertsReceiverRunner {
 
     private func measureWindow(_ kind: AdvertsReceiverKind, _ process: BenchProcess) async throws -> AdvertsRow {
         try await Task.sleep(for: warmUp)
-        let busPID = stage.busDaemonPID
+        let busPID = stage.simulator.busDaemonPID
         let receivedBefore = try await received(kind, process)
         let sentBefore = try await stage.reportsSent()
         let cpuBefore = cpu(process.pid, busPID)

@@ -48,16 +48,6 @@ final class AdvertsStage: Sendable {
         return counters["adv_reports"]?.uint64.map(Int.init) ?? 0
     }
 
-    /// The simulator's Python process and its private dbus-daemon (its child), whose CPU is reported so that a
-    /// simulator or bus at its limit shows.
-    var busDaemonPID: Int32? {
-        let path = "/proc/\(simulator.pid)/task/\(simulator.pid)/children"
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return text.split(separator: " ").compactMap { Int32($0) }.first { pid in
-            ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").hasPrefix("dbus-daemon")
-        }
-    }
-
     func stop() async {
         subscriberTask.cancel()
         _ = await subscriberTask.result

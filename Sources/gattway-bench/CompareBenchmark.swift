@@ -46,7 +46,7 @@ struct CompareBenchmark: AsyncParsableCommand {
     var rounds: Int = 3
     @Option(
         help:
-            "Seconds of an extra phase after each one, traced with perf (central: from the start of the simulator's sendto of a value to the end of the relay's write of its PUBLISH; peripheral: from the start of the broker's write of a PUBLISH to the end of the peripheral's send of the notification): the latency each program adds, without the broker, subscriber or central; 0 leaves it out."
+            "Seconds of an extra phase after each one, traced with perf (central: from the start of the simulator's sendto of a value to the end of the relay's write of its PUBLISH; peripheral: from the start of the broker's write of a PUBLISH to the end of the peripheral's send of the notification, on StartNotify of dbus-daemon's send of it to the central): the latency each program adds, without the broker, subscriber or central; 0 leaves it out."
     )
     var hopSeconds: Double = 4
 

@@ -83,15 +83,26 @@ struct ComparePeripheralRunner {
     }
 
     /// One more phase at `rate`, traced with `BenchHopProbe` from the broker's write of each PUBLISH to the
-    /// peripheral's send of the notification: the latency the peripheral adds. Nil, with the reason printed, when
-    /// the phase lost values or the two streams did not pair.
+    /// notification's arrival at the central's side: the peripheral's send into the AcquireNotify socket, or on
+    /// StartNotify dbus-daemon's send of the signal to the central, so that the bus's routing counts on this side
+    /// as on the central one. Nil, with the reason printed, when the phase lost values or the two streams did not
+    /// pair.
     private func probeHops(
         peripheral: BenchProcess, publisher: MosquittoClient, central: String, way: SubscriptionPath, rate: Double,
         label: String
     ) async throws -> HopFigures? {
         guard let broker = await stage.broker.pid else { throw BenchError("the broker is not running") }
+        let last: Int32
+        switch way {
+        case .acquireNotify: last = peripheral.pid
+        case .startNotify:
+            guard let bus = stage.simulator.busDaemonPID else {
+                throw BenchError("the simulator's dbus-daemon is gone")
+            }
+            last = bus
+        }
         let probe = try await BenchHopProbe(
-            sender: broker, relay: peripheral.pid, scratch: stage.directory,
+            sender: broker, relay: last, scratch: stage.directory,
             label: "\(peripheral.name)-peripheral-\(way.rawValue)-\(Int(rate))")
         let phase = try await ComparePeripheralPhase(
             stage: stage, peripheral: peripheral, publisher: publisher, central: central, way: way,

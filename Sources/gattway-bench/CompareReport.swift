@@ -96,7 +96,7 @@ struct CompareReport {
                 "StartNotify = PropertiesChanged(Value) to the simulator's bluetoothd; AcquireNotify = a SEQPACKET socket."
             )
             Swift.print(
-                "peripheral hop = the end of the peripheral's send of a notification (StartNotify: its signal to dbus-daemon)"
+                "peripheral hop = the end of the peripheral's send of a notification (StartNotify: of dbus-daemon's send of the signal to the central)"
             )
             Swift.print("− the start of the broker's write of that PUBLISH to it, traced with perf in an extra phase.")
         }
