@@ -46,8 +46,12 @@ extension BlueZClient {
     package static func advertProperties(
         of message: DBusSignalMessage, reusing last: LastAdvertReport = LastAdvertReport()
     ) -> [BLEDeviceProperty]? {
-        var properties: [BLEDeviceProperty] = []
+        // The list of the report before, taken out of `last` so that its storage is uniquely referenced and kept:
+        // a report allocates nothing when it repeats the one before.
+        var properties = last.takeProperties()
+        properties.removeAll(keepingCapacity: true)
         properties.reserveCapacity(3)
+        defer { last.properties = properties }
         let complete = message.visitChangedProperties(ofInterface: BlueZName.device) { name, value in
             if name.is("RSSI") {
                 guard let rssi = value.int16() else { return false }
@@ -90,8 +94,15 @@ package final class LastAdvertReport: @unchecked Sendable {
     var path = ""
     var serviceData: [String: [UInt8]] = [:]
     var manufacturerData: [UInt16: [UInt8]] = [:]
+    /// The properties list handed on last, whose storage the next report reuses once the handler let go of it.
+    var properties: [BLEDeviceProperty] = []
 
     package init() {}
+
+    func takeProperties() -> [BLEDeviceProperty] {
+        defer { properties = [] }
+        return properties
+    }
 
     /// Starts over for another device's report.
     func forget(for path: String) {

@@ -64,7 +64,7 @@ final class AdvertPublisher: Sendable {
     }
 
     private struct State: Sendable {
-        var devices: [String: Device] = [:]
+        var devices = PathTable<Device>()
         /// The devices whose `unsynced` is set, each once: the actor's sync visits these, not every device.
         var unsyncedPaths: [String] = []
         /// Replays by encryption counter (32-bit), remembered for devices let go and tracked again too.
@@ -159,13 +159,13 @@ final class AdvertPublisher: Sendable {
             // The device is read and changed in place, through its index: no copy of it (`values[index]` as a
             // getter copies the whole Device), no second lookup of the path. Most reports repeat the last one
             // (duplicates on), and then nothing more is done.
-            guard let index = state.devices.index(forKey: path) else { return (false, []) }
-            let merged = Self.merge(properties, into: &state.devices.values[index], at: now)
+            guard let index = state.devices.index(of: path) else { return (false, []) }
+            let merged = Self.merge(properties, into: &state.devices[at: index], at: now)
             guard merged.taken else { return (false, []) }
             var actions: [FollowUp] = []
             if merged.changed {
                 actions = update(
-                    &state.devices.values[index], refusals: &state.refusals,
+                    &state.devices[at: index], refusals: &state.refusals,
                     encryptionCounters: &state.encryptionCounters, at: now, mayPublish: true)
             }
             if merged.firstSinceSync { state.unsyncedPaths.append(path) }

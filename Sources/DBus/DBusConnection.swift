@@ -18,7 +18,7 @@ package actor DBusConnection: LoopActor {
 
     /// nil once closed.
     var handle: OpaquePointer?
-    var watches: [UInt: FileWatch] = [:]
+    var watches = WatchTable()
     var timeouts: [UInt: LoopTimer] = [:]
     var dispatchScheduled = false
     var nextToken: UInt64 = 1
@@ -26,7 +26,7 @@ package actor DBusConnection: LoopActor {
     var pendingCalls: [UInt64: PendingCall] = [:]
     var subscriptions: [UInt64: SignalSubscription] = [:]
     var taps = SignalTaps()
-    var trackedOwners: [String: TrackedOwner] = [:]
+    var trackedOwners = TrackedOwners()
     let droppedSignals = DBusCounter()
     let refusedCalls = DBusCounter()
 

@@ -37,7 +37,7 @@ struct DBusMessageFields {
     }
 
     /// Whether the sender is `name` or, for a well-known name, its current owner by `owners`.
-    mutating func sentBy(_ name: String, owners: [String: TrackedOwner]) -> Bool {
+    mutating func sentBy(_ name: String, owners: TrackedOwners) -> Bool {
         guard let sender else { return false }
         if let lastOwnership, lastOwnership.name == name { return lastOwnership.owned }
         let owned =
@@ -51,10 +51,10 @@ struct DBusMessageFields {
 extension DBusMatchRule {
     /// Whether a signal's header fields and first argument satisfy the rule, compared in place in the message as
     /// libdbus holds it, so matching creates no String (a stream or a tap decodes only what it takes).
-    /// `owners` gives the current unique name of a well-known `sender`, when known. A dictionary, not a closure over
+    /// `owners` gives the current unique name of a well-known `sender`, when known. A value handed in, not a closure over
     /// the connection's state: such a closure is isolated to the connection and checks its executor on every call,
     /// and BlueZ's signals, sent from a unique name, ask for the owner once per rule.
-    func matches(_ message: inout DBusMessageFields, owners: [String: TrackedOwner]) -> Bool {
+    func matches(_ message: inout DBusMessageFields, owners: TrackedOwners) -> Bool {
         if let interface, !Self.equal(message.interface, interface) { return false }
         if let member, !Self.equal(message.member, member) { return false }
         if let path, !Self.equal(message.path, path) { return false }

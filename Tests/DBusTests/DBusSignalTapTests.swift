@@ -70,11 +70,15 @@ struct DBusSignalTapTests {
                         return index == 5
                     })
             }
+            // Each removal waits until the signal before it was offered: emitting returns once the server sent it,
+            // and a removal that reached the client's loop first would have taken that tap out of its turn.
             try await world.server.emitSignal(
                 path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.string("go")])
+            try #require(await Self.offeredAtLeast(6, offered))
             await world.client.removeTap(tokens[2])
             try await world.server.emitSignal(
                 path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.string("go")])
+            try #require(await Self.offeredAtLeast(11, offered))
             await world.client.removeTap(tokens[5])
             try await world.server.emitSignal(
                 path: "/n", interface: "org.gattway.Test", name: "Tick", arguments: [.string("go")])
@@ -82,5 +86,15 @@ struct DBusSignalTapTests {
             _ = try await DBusSignalTests.collect(1, from: stream)
             #expect(offered.withLock { $0 } == [0, 1, 2, 3, 4, 5, 0, 1, 3, 4, 5, 0, 1, 3, 4, 6, 7])
         }
+    }
+
+    /// Whether the taps were offered `count` signals in all within 10 s.
+    private static func offeredAtLeast(_ count: Int, _ offered: borrowing Mutex<[Int]>) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while offered.withLock({ $0.count }) < count {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
     }
 }
