@@ -174,29 +174,3 @@ extension DBusConnection {
         pointer.map { String(cString: $0) }
     }
 }
-
-/// libdbus's watches of one connection by their address: a list, as a connection has one or two (reading and
-/// writing its socket), and every readable event checks that its watch is still there, which a dictionary did by
-/// hashing the key on each wake-up.
-struct WatchTable {
-    private var entries: [(key: UInt, watch: FileWatch)] = []
-
-    subscript(key: UInt) -> FileWatch? {
-        get { entries.first { $0.key == key }?.watch }
-        set {
-            let index = entries.firstIndex { $0.key == key }
-            switch (index, newValue) {
-            case (let index?, let watch?): entries[index].watch = watch
-            case (let index?, nil): entries.remove(at: index)
-            case (nil, let watch?): entries.append((key, watch))
-            case (nil, nil): break
-            }
-        }
-    }
-
-    @discardableResult
-    mutating func removeValue(forKey key: UInt) -> FileWatch? {
-        guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
-        return entries.remove(at: index).watch
-    }
-}

@@ -18,29 +18,9 @@ struct TrackedOwner {
     var changes = 0
 }
 
-/// The tracked owners by well-known name. A list, not a dictionary: a program names one or two services, and every
-/// signal a rule with a `sender` is matched against looks its owner up, which a dictionary would do by hashing the
-/// name each time, with cold caches between two signals.
-struct TrackedOwners {
-    private var entries: [(name: String, owner: TrackedOwner)] = []
-
-    var isEmpty: Bool { entries.isEmpty }
-
-    subscript(name: String) -> TrackedOwner? {
-        get { entries.first { $0.name == name }?.owner }
-        set {
-            let index = entries.firstIndex { $0.name == name }
-            switch (index, newValue) {
-            case (let index?, let owner?): entries[index].owner = owner
-            case (let index?, nil): entries.remove(at: index)
-            case (nil, let owner?): entries.append((name, owner))
-            case (nil, nil): break
-            }
-        }
-    }
-
-    mutating func removeAll() { entries.removeAll() }
-}
+/// The tracked owners by well-known name: a program names one or two services, and every signal matched against a
+/// rule with a `sender` looks its owner up.
+typealias TrackedOwners = ShortTable<String, TrackedOwner>
 
 extension DBusConnection {
     /// Subscribes to the signals matching `rule`.

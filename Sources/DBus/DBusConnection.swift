@@ -18,7 +18,8 @@ package actor DBusConnection: LoopActor {
 
     /// nil once closed.
     var handle: OpaquePointer?
-    var watches = WatchTable()
+    /// libdbus's watches by address: one or two (reading and writing the socket), checked on every wake-up.
+    var watches = ShortTable<UInt, FileWatch>()
     var timeouts: [UInt: LoopTimer] = [:]
     var dispatchScheduled = false
     var nextToken: UInt64 = 1
