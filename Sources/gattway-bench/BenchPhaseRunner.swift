@@ -18,6 +18,7 @@ struct BenchPhaseRunner {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         world.subscriber.beginPhase(devices: world.devices, expected: min(2_000_000, Int(rate * seconds * 1.2)))
         let cpuBefore = cpu(pids)
+        let wakesBefore = BenchProcStats.voluntarySwitches(pid: pids.relay)
         let start = ContinuousClock.now
         try await world.setRate(total: rate)
         try await Task.sleep(for: duration)
@@ -30,6 +31,7 @@ struct BenchPhaseRunner {
         let wall = (ContinuousClock.now - start)
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         let cpuAfter = cpu(pids)
+        let wakesAfter = BenchProcStats.voluntarySwitches(pid: pids.relay)
         guard let tally = world.subscriber.endPhase() else { throw BenchError("phase \(label) lost its tally") }
         let quantiles = BenchPercentiles.milliseconds(tally.latencies, [0.5, 0.99, 1.0])
         let afterWarmUp = BenchPercentiles.milliseconds(Array(tally.latencies[tally.warmUpCount...]), [0.99])
@@ -45,6 +47,7 @@ struct BenchPhaseRunner {
             latencyP50: quantiles[0], latencyP99: quantiles[1], latencyMax: quantiles[2],
             latencyP99AfterWarmUp: afterWarmUp[0], latencyAtEnd: end[0],
             relayMicrosPerValue: tally.received > 0 ? relayCPU * 1e6 / Double(tally.received) : .nan,
+            relayWakesPerValue: BenchProcStats.perValue(wakesBefore, wakesAfter, values: tally.received),
             relayCores: relayCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds)

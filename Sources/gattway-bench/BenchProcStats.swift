@@ -17,6 +17,30 @@ enum BenchProcStats {
         return (user + system) / ticksPerSecond
     }
 
+    /// Voluntary context switches of all of `pid`'s threads (each is a sleep that a wake-up ended): summed over
+    /// /proc/PID/task/*/status, since a process's own status line counts its main thread only. Threads that ended
+    /// are not counted. Nil when the process is gone.
+    static func voluntarySwitches(pid: Int32) -> Int? {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else {
+            return nil
+        }
+        var total = 0
+        for thread in threads {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)
+            else { continue }
+            for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+                total += line.split(separator: "\t").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            }
+        }
+        return total
+    }
+
+    /// (after − before) ÷ values, NaN when a count is missing or no value arrived.
+    static func perValue(_ before: Int?, _ after: Int?, values: Int) -> Double {
+        guard let before, let after, values > 0 else { return .nan }
+        return Double(after - before) / Double(values)
+    }
+
     /// A `kB` field of /proc/PID/status (e.g. "VmHWM") in bytes.
     static func statusBytes(pid: Int32, field: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }

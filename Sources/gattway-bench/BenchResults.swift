@@ -23,6 +23,9 @@ struct NotificationPhaseResult: Sendable {
     let latencyAtEnd: Double
     /// The relaying process's utime+stime over the phase ÷ values received, in µs (Gattway in `central`).
     let relayMicrosPerValue: Double
+    /// The relaying process's voluntary context switches over the phase ÷ values received: how many times its
+    /// threads slept and were woken per value (a single-threaded relay woken by each value: about 1).
+    let relayWakesPerValue: Double
     /// Shares of one core over the phase's wall time.
     let relayCores: Double
     let brokerCores: Double

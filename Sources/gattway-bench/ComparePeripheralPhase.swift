@@ -25,6 +25,7 @@ struct ComparePeripheralPhase {
         var tally = BenchPhaseTally(devices: 1, expected: count)
         let pids = (peripheral: peripheral.pid, broker: await stage.broker.pid ?? -1, simulator: stage.simulator.pid)
         let cpuBefore = cpu(pids)
+        let wakesBefore = BenchProcStats.voluntarySwitches(pid: pids.peripheral)
         let before = try await stage.counters()
         let start = ContinuousClock.now
         let publisher = self.publisher
@@ -45,6 +46,7 @@ struct ComparePeripheralPhase {
         let wall = ContinuousClock.now - start
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         let cpuAfter = cpu(pids)
+        let wakesAfter = BenchProcStats.voluntarySwitches(pid: pids.peripheral)
         let after = try await stage.counters()
         let linkDrops = (after["central.link_full_drops"] ?? 0) - (before["central.link_full_drops"] ?? 0)
         let quantiles = BenchPercentiles.milliseconds(tally.latencies, [0.5, 0.99, 1.0])
@@ -61,6 +63,7 @@ struct ComparePeripheralPhase {
             latencyP50: quantiles[0], latencyP99: quantiles[1], latencyMax: quantiles[2],
             latencyP99AfterWarmUp: afterWarmUp[0], latencyAtEnd: end[0],
             relayMicrosPerValue: tally.received > 0 ? peripheralCPU * 1e6 / Double(tally.received) : .nan,
+            relayWakesPerValue: BenchProcStats.perValue(wakesBefore, wakesAfter, values: tally.received),
             relayCores: peripheralCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds)

@@ -38,7 +38,8 @@ struct CompareReport {
         }
         let header = [
             "program", "side", "path", "rate/s", "sent", "delivered", "lost", "late", "p50 ms", "p99 ms", "p99 max",
-            "hop p50", "hop p99", "µs/notif", "× C", "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB", "PSS anon",
+            "hop p50", "hop p99", "µs/notif", "wakes", "× C", "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB",
+            "PSS anon",
             "PSS file",
         ]
         var table: [[String]] = []
@@ -54,6 +55,7 @@ struct CompareReport {
                 fixed(phases.map(\.latencyP99).max() ?? .nan), fixed(median(line.rows.compactMap { $0.hop?.p50 })),
                 fixed(median(line.rows.compactMap { $0.hop?.p99 })),
                 fixed(median(phases.map(\.relayMicrosPerValue)), 1),
+                fixed(median(phases.map(\.relayWakesPerValue))),
                 fixed(median(ratios.compactMap { $0 })),
                 ratios.count < 2 ? "" : ratios.map { $0.map { fixed($0) } ?? "-" }.joined(separator: " "),
                 mebibytes(line.rows.compactMap(\.memory.rss).max()),
@@ -75,7 +77,9 @@ struct CompareReport {
             "lost (sent − delivered) and late (out of order) summed over rounds; p50 and p99 the medians over rounds,")
         Swift.print(
             "p99 max the worst round's; memory at the end of a phase, the most of any round (PSS anon/file from")
-        Swift.print("/proc/PID/smaps_rollup).")
+        Swift.print(
+            "/proc/PID/smaps_rollup); wakes = the relaying process's voluntary context switches over the phase ÷")
+        Swift.print("values delivered (its threads' sleeps ended by a wake-up, per value), the median over rounds.")
         if sides.contains(.central) {
             Swift.print(
                 "central latency = subscriber receipt − the simulator's CLOCK_MONOTONIC stamp in the value (broker included)."
