@@ -46,6 +46,45 @@ struct DBusByteArrayChangeTests {
         }
     }
 
+    @Test("values from one origin arrive each as sent, whether a copy of the last signal carries them or not")
+    func valuesFromOneOriginArriveAsSent() async throws {
+        // Same lengths in a row (copies of the last signal, their bytes overwritten), a change of length, of
+        // property, an empty value, and a value equal to the one the template was built from.
+        let sent: [(String, [UInt8])] = [
+            ("Value", [1, 2]), ("Value", [3, 4]), ("Value", [5, 6]), ("Value", [7]), ("Value", [8]),
+            ("Other", [9]), ("Value", [10]), ("Value", []), ("Value", []), ("Value", [1, 2]),
+            ("Value", Array(0...255)), ("Value", Array((0...255).reversed())),
+        ]
+        try await DBusTestBus.with { world in
+            let (received, continuation) = AsyncStream.makeStream(of: [String: DBusValue].self)
+            _ = try await world.client.tapMessages(
+                matching: DBusMatchRule(
+                    sender: world.server.uniqueName, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged")
+            ) { message in
+                let arguments = message.decoded.arguments
+                continuation.yield(arguments.count == 3 ? arguments[1].stringKeyedDictionary ?? [:] : [:])
+                return true
+            }
+            let origin = try DBusSignalOrigin(path: "/org/gattway/peripheral/service0/char1", interface: Self.gatt)
+            for (property, value) in sent {
+                try await world.server.emitByteArrayChange(from: origin, property: property, value: value)
+            }
+            let changes = try await withDeadline(.seconds(20), "\(sent.count) tapped signals") {
+                var changes: [[String: DBusValue]] = []
+                for await change in received {
+                    changes.append(change)
+                    if changes.count == sent.count { break }
+                }
+                return changes
+            }
+            for (index, (property, value)) in sent.enumerated() {
+                #expect(changes[index].keys.sorted() == [property], "signal \(index)")
+                #expect(changes[index][property]?.variantValue.bytes == value, "signal \(index)")
+            }
+        }
+    }
+
     @Test("an invalid object path is refused, not sent")
     func invalidPathIsRefused() async throws {
         try await DBusTestBus.with { world in
