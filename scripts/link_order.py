@@ -2,7 +2,10 @@
 
 Arguments: the linker map of the release daemon, then callgrind output files of the daemon's runs.
 Prints the functions the runs executed, hottest (own cost) first, keeping only names the linker can place
-without dragging cold code along, then every protocol conformance descriptor. A name is placed when each of its definitions (local copies of one helper in
+without dragging cold code along, then every protocol conformance descriptor. Functions in sections of their own come
+before those in a shared section, most called first: a shared section placed among them would spread them apart,
+and what a value runs should sit on as few pages as it can (each page it touches is a TLB entry, which a wake-up
+after a pause finds gone). A name is placed when each of its definitions (local copies of one helper in
 many files) sits in a small section, or in a large section (a whole file's or library's code, built without
 function sections) that the runs touch throughout: ordering a name moves its whole section into the hot part, so a
 large section of which the runs touch a few functions stays where it is, costing those few pages.
@@ -20,6 +23,8 @@ import sys
 WINDOW = 64 * 1024
 LARGE_SECTION = WINDOW
 DENSE = 0.5
+# A section this small holds one function (or a few helpers): the code of a module built with function sections.
+OWN_SECTION = 4096
 MAP_LINE = re.compile(r"\s*([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(\d+)\s(\s*)(.*)")
 
 
@@ -63,11 +68,14 @@ def conformance_descriptors(map_path):
 
 
 def executed_functions(callgrind_paths):
-    """Function name -> own cost, over every run, for functions of the gattway binary."""
+    """(function name -> own cost, function name -> calls), over every run, for functions of the gattway binary."""
     cost = collections.Counter()
+    calls = collections.Counter()
     for path in callgrind_paths:
         in_binary = False
         function = None
+        callee = None
+        callee_in_binary = False
         skip_next = False
         for line in open(path, errors="replace"):
             if skip_next:
@@ -75,24 +83,33 @@ def executed_functions(callgrind_paths):
                 continue
             if line.startswith("ob="):
                 in_binary = line[3:].strip().endswith("/gattway")
+                callee_in_binary = in_binary
+            elif line.startswith("cob="):
+                callee_in_binary = line[4:].strip().endswith("/gattway")
             elif line.startswith("fn="):
                 # callgrind marks recursion depth with a quote (f'2); unnamed code appears as 0x… addresses.
                 name = line[3:].strip().split("'")[0]
                 function = name if in_binary and not name.startswith("0x") else None
+                callee_in_binary = in_binary
                 if function:
                     cost[function] += 0
+            elif line.startswith("cfn="):
+                callee = line[4:].strip().split("'")[0]
             elif line.startswith("calls="):
                 skip_next = True  # the next line is the call's inclusive cost, not this function's own
+                if callee_in_binary and callee and not callee.startswith("0x"):
+                    calls[callee] += int(line[6:].split()[0])
+                callee_in_binary = in_binary
             elif function and line[:1].isdigit():
                 fields = line.split()
                 if len(fields) >= 2 and fields[1].isdigit():
                     cost[function] += int(fields[1])
-    return cost
+    return cost, calls
 
 
 def main():
     sections = sections_by_symbol(sys.argv[1])
-    cost = executed_functions(sys.argv[2:])
+    cost, calls = executed_functions(sys.argv[2:])
     touched = collections.defaultdict(set)  # large section address -> windows the runs touch in it
     for name in cost:
         for section_address, size, address in sections.get(name, []):
@@ -102,10 +119,20 @@ def main():
     def placeable(section_address, size):
         return size < LARGE_SECTION or len(touched[section_address]) * WINDOW >= DENSE * size
 
-    for name, _ in sorted(cost.items(), key=lambda item: (-item[1], item[0])):
-        definitions = sections.get(name)
-        if definitions and all(placeable(address, size) for address, size, _ in definitions):
-            print(name)
+    def own_sections(name):
+        return all(size <= OWN_SECTION for _, size, _ in sections[name])
+
+    hottest_first = sorted(cost.items(), key=lambda item: (-item[1], item[0]))
+    placed = [
+        name
+        for name, _ in hottest_first
+        if sections.get(name) and all(placeable(address, size) for address, size, _ in sections[name])
+    ]
+    # Those in sections of their own go most called first: what runs for every value, notification or report
+    # comes before what runs once at start, however costly that is.
+    own = sorted((name for name in placed if own_sections(name)), key=lambda name: -calls[name])
+    for name in own + [name for name in placed if not own_sections(name)]:
+        print(name)
     for name in conformance_descriptors(sys.argv[1]):
         print(name)
 
