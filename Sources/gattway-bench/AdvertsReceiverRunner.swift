@@ -32,6 +32,9 @@ struct AdvertsRow: Sendable {
     /// the subscriber received from Gattway.
     let received: Int
     let cpuSeconds: Double
+    /// The receiver's voluntary context switches in the window (its threads' sleeps a wake-up ended), nil when
+    /// they could not be read.
+    let wakes: Int?
     let memory: CompareMemory
     /// Shares of one core over the window.
     let simulatorCores: Double
@@ -41,6 +44,7 @@ struct AdvertsRow: Sendable {
     /// `AdvertsWorkload.countsReports`).
     var counted: Int { workload.countsReports ? sent : received }
     var microsPerAdvert: Double { counted > 0 ? cpuSeconds * 1e6 / Double(counted) : .nan }
+    var wakesPerAdvert: Double { BenchProcStats.perValue(0, wakes, values: counted) }
     var sentRate: Double { Double(sent) / seconds }
 }
 
@@ -89,17 +93,20 @@ struct AdvertsReceiverRunner {
         let receivedBefore = try await received(kind, process)
         let sentBefore = try await stage.reportsSent()
         let cpuBefore = cpu(process.pid, busPID)
+        let wakesBefore = BenchProcStats.voluntarySwitches(pid: process.pid)
         let start = ContinuousClock.now
         try await Task.sleep(for: window)
         let receivedAfter = try await received(kind, process)
         let sentAfter = try await stage.reportsSent()
         let cpuAfter = cpu(process.pid, busPID)
+        let wakesAfter = BenchProcStats.voluntarySwitches(pid: process.pid)
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         guard process.isRunning else { throw BenchError("\(process.name) exited: \(process.logTail())") }
         return AdvertsRow(
             receiver: kind, workload: workload, seconds: seconds, sent: sentAfter - sentBefore,
             received: receivedAfter - receivedBefore, cpuSeconds: cpuAfter.receiver - cpuBefore.receiver,
+            wakes: wakesBefore.flatMap { before in wakesAfter.map { $0 - before } },
             memory: CompareMemory(pid: process.pid),
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / seconds,
             busCores: (cpuAfter.bus - cpuBefore.bus) / seconds)

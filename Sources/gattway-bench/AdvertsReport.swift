@@ -25,7 +25,8 @@ struct AdvertsReport {
             Swift.print("  \(compileCommand)")
         }
         let header = [
-            "receiver", "workload", "s", "sent/s", "received", "µs/advert", "× C", "× C+MQTT", "VmRSS MiB", "PSS MiB",
+            "receiver", "workload", "s", "sent/s", "received", "µs/advert", "wakes", "× C", "× C+MQTT", "VmRSS MiB",
+            "PSS MiB",
             "PSS anon", "PSS file", "sim core", "bus core",
         ]
         var table: [[String]] = []
@@ -33,7 +34,8 @@ struct AdvertsReport {
             table.append([
                 row.receiver.title, row.workload.label, fixed(row.seconds, 1), fixed(row.sentRate, 0),
                 "\(row.received)",
-                fixed(row.microsPerAdvert, 1), ratio(row, to: .c), ratio(row, to: .cPublishing),
+                fixed(row.microsPerAdvert, 1), fixed(row.wakesPerAdvert, 2), ratio(row, to: .c),
+                ratio(row, to: .cPublishing),
                 mebibytes(row.memory.rss), mebibytes(row.memory.pss),
                 mebibytes(row.memory.pssAnon), mebibytes(row.memory.pssFile), percent(row.simulatorCores),
                 percent(row.busCores),
@@ -56,7 +58,10 @@ struct AdvertsReport {
             "dbus-daemon's share of one core; memory at the end of the window (PSS from /proc/PID/smaps_rollup).")
         Swift.print(
             "advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
-        Swift.print("JSON as well as its decoded state: two publishes per advertisement.")
+        Swift.print(
+            "JSON as well as its decoded state: two publishes per advertisement. wakes = the receiver's voluntary")
+        Swift.print(
+            "context switches in the window (summed over its threads) ÷ the advertisements µs/advert divides by.")
         if rows.contains(where: \.workload.countsReports) {
             Swift.print(
                 "\", 1 new/s\": the sensor has a new reading once a second and repeats its packet in between; there")
