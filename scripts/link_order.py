@@ -1,11 +1,11 @@
 """Writes the daemon's function order for lld's --symbol-ordering-file (see scripts/link-order).
 
 Arguments: the linker map of the release daemon, then callgrind output files of the daemon's runs.
-Prints the functions the runs executed, hottest (own cost) first, keeping only names the linker can place
-without dragging cold code along, then every protocol conformance descriptor. Functions in sections of their own come
-before those in a shared section, most called first: a shared section placed among them would spread them apart,
-and what a value runs should sit on as few pages as it can (each page it touches is a TLB entry, which a wake-up
-after a pause finds gone). A name is placed when each of its definitions (local copies of one helper in
+Prints the functions the runs executed, keeping only names the linker can place without dragging cold code along:
+first those in sections of their own, most called first, then those in shared sections, hottest (own cost) first;
+then every protocol conformance descriptor. A shared section placed among the functions of their own would spread
+them apart, and what a value runs should sit on as few pages as it can (each page it touches is a TLB entry, which a
+wake-up after a pause finds gone). A name is placed when each of its definitions (local copies of one helper in
 many files) sits in a small section, or in a large section (a whole file's or library's code, built without
 function sections) that the runs touch throughout: ordering a name moves its whole section into the hot part, so a
 large section of which the runs touch a few functions stays where it is, costing those few pages.
