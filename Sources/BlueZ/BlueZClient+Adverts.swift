@@ -46,13 +46,28 @@ extension BlueZClient {
     package static func advertProperties(
         of message: DBusSignalMessage, reusing last: LastAdvertReport = LastAdvertReport()
     ) -> [BLEDeviceProperty]? {
+        advertProperties(reusing: last) { message.visitChangedProperties(ofInterface: BlueZName.device, $0) }
+    }
+
+    /// `advertProperties(of:reusing:)` of a marshalled message's bytes (for fuzzing: the hot path reads what libdbus
+    /// checked, these may be anything).
+    package static func advertProperties(
+        marshalled bytes: UnsafeRawBufferPointer, reusing last: LastAdvertReport = LastAdvertReport()
+    ) -> [BLEDeviceProperty]? {
+        advertProperties(reusing: last) { DBusPropertiesChangedBody.visit(bytes, ofInterface: BlueZName.device, $0) }
+    }
+
+    private static func advertProperties(
+        reusing last: LastAdvertReport,
+        visiting: ((DBusPropertyName, inout DBusVariantReader) -> Bool) -> Bool
+    ) -> [BLEDeviceProperty]? {
         // The list of the report before, taken out of `last` so that its storage is uniquely referenced and kept:
         // a report allocates nothing when it repeats the one before.
         var properties = last.takeProperties()
         properties.removeAll(keepingCapacity: true)
         properties.reserveCapacity(3)
         defer { last.properties = properties }
-        let complete = message.visitChangedProperties(ofInterface: BlueZName.device) { name, value in
+        let complete = visiting { name, value in
             if name.is("RSSI") {
                 guard let rssi = value.int16() else { return false }
                 properties.append(.rssi(rssi))
