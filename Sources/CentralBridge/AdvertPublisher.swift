@@ -137,14 +137,26 @@ final class AdvertPublisher: Sendable {
     func takeUnsynced() -> [UnsyncedState] {
         state.withLock { state in
             var unsynced: [UnsyncedState] = []
+            unsynced.reserveCapacity(state.unsyncedPaths.count)
             for path in state.unsyncedPaths {
-                guard let device = state.devices[path], device.unsynced else { continue }
-                unsynced.append(UnsyncedState(path: path, state: device.state, heard: device.lastReport ?? started))
-                state.devices[path]!.unsynced = false
+                // Through the index, in place: the table's getter copies the whole Device out (every field
+                // retained and released), for each device heard since the last sync.
+                guard let index = state.devices.index(of: path),
+                    let taken = Self.takeUnsynced(&state.devices[at: index], path: path, started: started)
+                else { continue }
+                unsynced.append(taken)
             }
             state.unsyncedPaths.removeAll(keepingCapacity: true)
             return unsynced
         }
+    }
+
+    private static func takeUnsynced(
+        _ device: inout Device, path: String, started: BridgeClock.Instant
+    ) -> UnsyncedState? {
+        guard device.unsynced else { return nil }
+        device.unsynced = false
+        return UnsyncedState(path: path, state: device.state, heard: device.lastReport ?? started)
     }
 
     // MARK: - Updates

@@ -131,13 +131,15 @@ package struct BLEObjectTree: Sendable {
     }
 
     package mutating func deviceChanged(path: String, _ properties: [BLEDeviceProperty]) -> [Change] {
-        guard var device = devices[path] else { return [] }
-        let wasConnected = (device.connected, device.servicesResolved)
-        let advertChanged = device.apply(properties)
-        devices[path] = device
+        // Changed in place through the index: a copy out and back would copy each dictionary `apply` changes,
+        // since the entry still held it (the advert path's sync changes every heard device's data this way).
+        // (Reading a field through `devices.values[index]` would copy the whole state out, so one inout access does
+        // it all.)
+        guard let index = devices.index(forKey: path) else { return [] }
+        let (connectionChanged, advertChanged) = Self.apply(properties, to: &devices.values[index])
         touch(path)
         var changes: [Change] = []
-        if wasConnected != (device.connected, device.servicesResolved) {
+        if connectionChanged {
             changes.append(.deviceConnectionChanged(path: path))
         }
         if advertChanged { changes.append(.deviceAdvertChanged(path: path)) }
@@ -181,6 +183,16 @@ package struct BLEObjectTree: Sendable {
             if component.hasPrefix("dev_") { return String(path[..<end]) }
         }
         return path
+    }
+
+    /// Applies `properties` to `device`: whether its connection (connected, services resolved) changed, and
+    /// whether what it advertises did.
+    private static func apply(
+        _ properties: [BLEDeviceProperty], to device: inout BLEDeviceState
+    ) -> (connection: Bool, advert: Bool) {
+        let was = (device.connected, device.servicesResolved)
+        let advert = device.apply(properties)
+        return (was != (device.connected, device.servicesResolved), advert)
     }
 
     private mutating func touch(_ path: String) {
