@@ -25,9 +25,14 @@ package final class BlueZCentral: BLECentral {
         _ = try await mapped { try await client.tapCharacteristicValues(sink) }
     }
 
-    package func setAdvertSink(_ sink: @escaping @Sendable (String, [BLEDeviceProperty]) -> Bool) async throws {
+    package func setAdvertSink(
+        _ sink: @escaping @Sendable (String, [BLEDeviceProperty]) -> Bool
+    ) async throws -> BLESinkTimer? {
         // The tap lasts as long as the connection, which ends with the process.
         _ = try await mapped { try await client.tapDeviceAdverts(sink) }
+        // The tap runs on the connection's loop: its timers (one timerfd the loop already waits on) run there too.
+        let loop = client.connection.loop
+        return BLESinkTimer { delay, work in loop.execute(after: delay, work) }
     }
 
     package func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws {

@@ -9,8 +9,13 @@ extension FakeBLECentral {
         state.withLock { $0.valueSink = sink }
     }
 
-    package func setAdvertSink(_ sink: @escaping @Sendable (String, [BLEDeviceProperty]) -> Bool) async throws {
-        state.withLock { $0.advertSink = sink }
+    package func setAdvertSink(
+        _ sink: @escaping @Sendable (String, [BLEDeviceProperty]) -> Bool
+    ) async throws -> BLESinkTimer? {
+        state.withLock {
+            $0.advertSink = sink
+            return $0.sinkTimer
+        }
     }
 
     package func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws {

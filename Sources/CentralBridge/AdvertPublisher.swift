@@ -12,9 +12,10 @@ import Synchronization
 /// sides: the bridge actor (a device appeared, its name changed, a flush timer fired, …) and, for passive devices
 /// (`connect: never`, no fleet), the D-Bus connection's loop itself (`takeReport`), which is the hot path: an
 /// advertisement is merged, decoded and handed to the outbox in the same turn that libdbus dispatched it, with no
-/// task or actor hop, and the outbox publishes it in place on that same queue. What only the actor can do (start
-/// a timer, tell Home Assistant discovery about new measurements) comes back as `FollowUp`s, which are rare: a hop
-/// per advertisement would cost more than all the rest.
+/// task or actor hop, and the outbox publishes it in place on that same queue. The flushes it defers (the end of
+/// `advert_min_interval`) run on that loop's timers too (`deferFlushes(on:toActor:)`). What only the actor can do
+/// (tell Home Assistant discovery about new measurements; a timer where the loop has none) comes back as
+/// `FollowUp`s, which are rare: a hop per advertisement would cost more than all the rest.
 ///
 /// What the hot path takes is newer than the actor's object tree: `takeUnsynced` hands the actor the newest state
 /// of each device that changed since, which it applies before reading the tree (events, the devices list, scans,
@@ -63,8 +64,16 @@ final class AdvertPublisher: Sendable {
         var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>(capacity: 1)
     }
 
+    /// Where the flushes the hot path defers run: the report thread's timer, and the way to the actor for what only
+    /// it can do.
+    private struct ReportThread: Sendable {
+        var timer: BLESinkTimer
+        var toActor: @Sendable (String, [FollowUp]) -> Void
+    }
+
     private struct State: Sendable {
         var devices = PathTable<Device>()
+        var reportThread: ReportThread?
         /// The devices whose `unsynced` is set, each once: the actor's sync visits these, not every device.
         var unsyncedPaths: [String] = []
         /// Replays by encryption counter (32-bit), remembered for devices let go and tracked again too.
@@ -159,6 +168,13 @@ final class AdvertPublisher: Sendable {
         return UnsyncedState(path: path, state: device.state, heard: device.lastReport ?? started)
     }
 
+    /// From now on the flushes that `takeReport` defers (the end of `advert_min_interval`) run on `timer`, the
+    /// thread that takes the reports, instead of going to the actor to start a timer there: a flush then costs no
+    /// wake of another thread and no hop. What only the actor can do still goes to `toActor`.
+    func deferFlushes(on timer: BLESinkTimer, toActor: @escaping @Sendable (String, [FollowUp]) -> Void) {
+        state.withLock { $0.reportThread = ReportThread(timer: timer, toActor: toActor) }
+    }
+
     // MARK: - Updates
 
     /// The D-Bus loop's hot path: an advertisement report of the device at `path`. Returns false (the report goes
@@ -167,13 +183,13 @@ final class AdvertPublisher: Sendable {
         _ path: String, _ properties: [BLEDeviceProperty], followUps: (String, [FollowUp]) -> Void
     ) -> Bool {
         let now = clock.now
-        let (taken, actions) = state.withLock { state -> (Bool, [FollowUp]) in
+        let (taken, actions, reportThread) = state.withLock { state -> (Bool, [FollowUp], ReportThread?) in
             // The device is read and changed in place, through its index: no copy of it (`values[index]` as a
             // getter copies the whole Device), no second lookup of the path. Most reports repeat the last one
             // (duplicates on), and then nothing more is done.
-            guard let index = state.devices.index(of: path) else { return (false, []) }
+            guard let index = state.devices.index(of: path) else { return (false, [], nil) }
             let merged = Self.merge(properties, into: &state.devices[at: index], at: now)
-            guard merged.taken else { return (false, []) }
+            guard merged.taken else { return (false, [], nil) }
             var actions: [FollowUp] = []
             if merged.changed {
                 actions = update(
@@ -181,10 +197,69 @@ final class AdvertPublisher: Sendable {
                     encryptionCounters: &state.encryptionCounters, at: now, mayPublish: true)
             }
             if merged.firstSinceSync { state.unsyncedPaths.append(path) }
-            return (true, actions)
+            return (true, actions, actions.isEmpty ? nil : state.reportThread)
         }
-        if !actions.isEmpty { followUps(path, actions) }
+        if !actions.isEmpty {
+            let rest = reportThread.map { deferFlushes(of: path, actions, on: $0) } ?? actions
+            if !rest.isEmpty { followUps(path, rest) }
+        }
         return taken
+    }
+
+    /// Starts the flushes among `actions` on the report thread's timer; returns the rest, for the actor.
+    private func deferFlushes(of path: String, _ actions: [FollowUp], on reportThread: ReportThread) -> [FollowUp] {
+        var rest: [FollowUp] = []
+        for action in actions {
+            switch action {
+            case .flushAdvert(let wait):
+                reportThread.timer.execute(after: wait) { [self] in flushOnReportThread(path, advert: true) }
+            case .flushState(let wait):
+                reportThread.timer.execute(after: wait) { [self] in flushOnReportThread(path, advert: false) }
+            case .measurementsDecoded:
+                rest.append(action)
+            }
+        }
+        return rest
+    }
+
+    /// A flush `takeReport` deferred, due now on the report thread. A device that is gone needs none; a device whose
+    /// reports went back to the actor meanwhile (its link ended) is the actor's to flush, with what it may publish.
+    /// Otherwise it publishes here: a device whose reports are taken here is outside a fleet, so it may.
+    private func flushOnReportThread(_ path: String, advert: Bool) {
+        let now = clock.now
+        let (forActor, deferred, reportThread) = state.withLock {
+            state -> (forActor: [FollowUp], deferred: [FollowUp], ReportThread?) in
+            guard let index = state.devices.index(of: path) else { return ([], [], nil) }
+            guard Self.takesReports(&state.devices[at: index]) else {
+                return ([advert ? .flushAdvert(after: .zero) : .flushState(after: .zero)], [], state.reportThread)
+            }
+            var messages: [MQTTMessage] = []
+            var actions: [FollowUp] = []
+            if advert {
+                if let message = Self.flushAdvert(&state.devices[at: index], at: now) { messages.append(message) }
+            } else {
+                state.devices[at: index].stateFlushScheduled = false
+                publishState(
+                    &state.devices[at: index], at: now, mayPublish: true, actions: &actions, messages: &messages)
+            }
+            // Under the lock, as every publication of a device, so that none overtakes another.
+            for message in messages { outbox.send(message) }
+            return ([], actions, state.reportThread)
+        }
+        guard let reportThread else { return }
+        if !forActor.isEmpty { reportThread.toActor(path, forActor) }
+        if !deferred.isEmpty {
+            let rest = deferFlushes(of: path, deferred, on: reportThread)
+            if !rest.isEmpty { reportThread.toActor(path, rest) }
+        }
+    }
+
+    private static func takesReports(_ device: inout Device) -> Bool { device.registration.takesReports }
+
+    /// The advert a flush timer of `device` publishes, if any.
+    private static func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant) -> MQTTMessage? {
+        guard case .publish(let payload) = device.adverts.flushTimerFired(at: now) else { return nil }
+        return MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true)
     }
 
     /// Merges a report into `device` when its reports are taken here: whether it was, whether it changed what an
@@ -231,12 +306,11 @@ final class AdvertPublisher: Sendable {
     func flushAdvert(_ path: String, mayPublish: Bool) {
         let now = clock.now
         state.withLock { state in
-            guard let device = state.devices[path] else { return }
-            let action = state.devices[path]!.adverts.flushTimerFired(at: now)
-            guard case .publish(let payload) = action, mayPublish else { return }
+            guard let index = state.devices.index(of: path),
+                let message = Self.flushAdvert(&state.devices[at: index], at: now), mayPublish
+            else { return }
             // Under the lock, as every publication of a device, so that none overtakes another.
-            outbox.send(
-                MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
+            outbox.send(message)
         }
     }
 

@@ -227,8 +227,13 @@ package actor CentralBridge: Service {
         // The passive advertisement hot path (see `AdvertPublisher`): only what the actor must do comes here.
         let adverts = self.adverts
         let jobs = self.jobs
-        try await central.setAdvertSink { path, properties in
+        let sinkTimer = try await central.setAdvertSink { path, properties in
             adverts.takeReport(path, properties) { path, followUps in
+                jobs?.yield { await self.perform(followUps, ofDevice: path) }
+            }
+        }
+        if let sinkTimer {
+            adverts.deferFlushes(on: sinkTimer) { path, followUps in
                 jobs?.yield { await self.perform(followUps, ofDevice: path) }
             }
         }

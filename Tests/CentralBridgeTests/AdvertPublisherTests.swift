@@ -3,6 +3,7 @@ import BridgeCore
 import BridgeTesting
 import Logging
 import MQTTCore
+import Synchronization
 import Testing
 
 @testable import CentralBridge
@@ -137,6 +138,69 @@ struct AdvertPublisherTests {
         #expect(states.count == 2)
         #expect(states.last?.contains("22") ?? false, "the newest state wins: \(states)")
         #expect(try await world.published(on: "gw/thermo/advert").count == 2)
+    }
+
+    /// A timer of the report thread that holds what it is given until the test runs it.
+    final class HeldSinkTimer: Sendable {
+        private let held = Mutex<[(delay: Duration, work: @Sendable () -> Void)]>([])
+
+        var timer: BLESinkTimer {
+            BLESinkTimer { [self] delay, work in held.withLock { $0.append((delay, work)) } }
+        }
+
+        func take() -> [(delay: Duration, work: @Sendable () -> Void)] {
+            held.withLock { held in
+                defer { held = [] }
+                return held
+            }
+        }
+    }
+
+    @Test(
+        "with a timer on the report thread, the flushes of advert_min_interval run there and publish the newest; a device whose reports went back to the actor is flushed by it"
+    )
+    func flushesOnTheReportThread() async throws {
+        let world = World(minimumInterval: .seconds(5))
+        let held = HeldSinkTimer()
+        let toActor = Mutex<[AdvertPublisher.FollowUp]>([])
+        world.publisher.deferFlushes(on: held.timer) { _, followUps in toActor.withLock { $0 += followUps } }
+        _ = world.report(Self.bthome(centidegrees: 2000))
+        let (_, followUps) = world.report(Self.bthome(centidegrees: 2100))
+        _ = world.report(Self.bthome(centidegrees: 2200))
+        #expect(followUps.isEmpty, "the flushes are the report thread's, not the actor's: \(followUps)")
+        let flushes = held.take()
+        #expect(flushes.map(\.delay) == [.seconds(5), .seconds(5)])
+        #expect(try await world.published(on: "gw/thermo/state").count == 1)
+        world.clock.advance(by: .seconds(5))
+        for flush in flushes { flush.work() }
+        let states = try await world.published(on: "gw/thermo/state")
+        #expect(states.count == 2)
+        #expect(states.last?.contains("22") ?? false, "the newest state wins: \(states)")
+        #expect(try await world.published(on: "gw/thermo/advert").count == 2)
+        #expect(toActor.withLock { $0.isEmpty })
+        #expect(held.take().isEmpty)
+
+        // Held back again, then the device's reports go back to the actor before the timers fire.
+        _ = world.report(Self.bthome(centidegrees: 2300))
+        let later = held.take()
+        #expect(later.count == 2)
+        world.publisher.register(
+            Self.path,
+            AdvertPublisher.Registration(
+                address: Self.address, deviceTopic: "thermo", advertTopic: "gw/thermo/advert",
+                stateTopic: "gw/thermo/state", decoder: .auto, bindkey: nil, takesReports: false),
+            state: BLEDeviceState(path: Self.path, properties: [.address(Self.address)]))
+        world.clock.advance(by: .seconds(5))
+        for flush in later { flush.work() }
+        let forwarded = toActor.withLock { $0 }.map { followUp -> String in
+            switch followUp {
+            case .flushAdvert(let after): "advert \(after)"
+            case .flushState(let after): "state \(after)"
+            case .measurementsDecoded: "measurements"
+            }
+        }
+        #expect(forwarded.sorted() == ["advert 0.0 seconds", "state 0.0 seconds"])
+        #expect(try await world.published(on: "gw/thermo/state").count == 2, "the actor flushes, not the loop")
     }
 
     @Test(

@@ -19,9 +19,12 @@ package protocol BLECentral: AnyObject, Sendable {
     /// Hands every advertisement report of a device that carries only advertised data (RSSI, tx power,
     /// manufacturer and service data) to `sink`, synchronously as it arrives; when `sink` returns true the report
     /// is taken and `events()` does not carry it, when it returns false it comes through `events()` as usual.
+    ///
+    /// Returns a timer on the thread that calls `sink`, for what a report defers (nil when the central has no such
+    /// thread: the caller then defers with timers of its own).
     func setAdvertSink(
         _ sink: @escaping @Sendable (_ device: String, _ properties: [BLEDeviceProperty]) -> Bool
-    ) async throws
+    ) async throws -> BLESinkTimer?
 
     func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws
     func stopDiscovery(adapter: String) async throws
@@ -50,6 +53,21 @@ package protocol BLECentral: AnyObject, Sendable {
         device: String, passkey: UInt32?, timeout: Duration, prompt: @escaping @Sendable (String) -> Void
     ) async throws
     func cancelPairing(device: String, timeout: Duration) async throws
+}
+
+/// Runs work once, after a delay, on the thread that calls a sink: what a sink defers (the end of a publishing
+/// interval) then runs where the sink runs, and waking another thread for it (and hopping back) costs nothing.
+package struct BLESinkTimer: Sendable {
+    private let schedule: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+
+    package init(_ schedule: @escaping @Sendable (_ after: Duration, _ work: @escaping @Sendable () -> Void) -> Void) {
+        self.schedule = schedule
+    }
+
+    /// Runs `work` once after `delay`; it cannot be cancelled, so `work` checks that it is still wanted.
+    package func execute(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        schedule(delay, work)
+    }
 }
 
 /// One characteristic's notification channel (an AcquireNotify socket).
