@@ -27,32 +27,9 @@ package struct DBusVariantReader {
     package mutating func uint16KeyedByteArrays(
         maxEntries: Int, maxBytes: Int, reusing previous: [UInt16: [UInt8]] = [:]
     ) -> [UInt16: [UInt8]]? {
-        let key: (inout DBusWireCursor) -> UInt16? = { $0.uint16() }
-        if !previous.isEmpty {
-            var probe = cursor
-            var matched = 0
-            let same = Self.forEachEntry(
-                &probe, signature: "a{qv}", maxEntries: maxEntries, maxBytes: maxBytes, key: key
-            ) { id, bytes in
-                guard let expected = previous[id], DBusWireCursor.equal(bytes, expected) else { return false }
-                matched += 1
-                return true
-            }
-            if same && matched == previous.count {
-                cursor = probe
-                consumed = true
-                return previous
-            }
-        }
-        var result: [UInt16: [UInt8]] = [:]
-        let complete = Self.forEachEntry(
-            &cursor, signature: "a{qv}", maxEntries: maxEntries, maxBytes: maxBytes, key: key
-        ) { id, bytes in
-            result[id] = Array(bytes)
-            return true
-        }
-        consumed = complete
-        return complete ? result : nil
+        byteArrays(
+            signature: "a{qv}", maxEntries: maxEntries, maxBytes: maxBytes, previous: previous,
+            readKey: { $0.uint16() }, known: { id in previous[id].map { (id, $0) } }, makeKey: { $0 })
     }
 
     /// An `a{sv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each, and
@@ -63,35 +40,45 @@ package struct DBusVariantReader {
     package mutating func stringKeyedByteArrays(
         maxEntries: Int, maxBytes: Int, maxKeyLength: Int, reusing previous: [String: [UInt8]] = [:]
     ) -> [String: [UInt8]]? {
-        let key: (inout DBusWireCursor) -> UnsafeRawBufferPointer? = { cursor in
-            guard let name = cursor.string(), name.count <= maxKeyLength else { return nil }
-            return name
-        }
+        byteArrays(
+            signature: "a{sv}", maxEntries: maxEntries, maxBytes: maxBytes, previous: previous,
+            readKey: { cursor in
+                guard let name = cursor.string(), name.count <= maxKeyLength else { return nil }
+                return name
+            },
+            known: { Self.entry(named: $0, in: previous) }, makeKey: { String(decoding: $0, as: UTF8.self) })
+    }
+
+    /// A dictionary of `signature` whose variants all hold `ay`, as `previous` itself when it holds exactly its
+    /// entries (`known` finds an entry of `previous` by the key as read), else made anew (`makeKey`).
+    private mutating func byteArrays<RawKey, Key: Hashable>(
+        signature: StaticString, maxEntries: Int, maxBytes: Int, previous: [Key: [UInt8]],
+        readKey: (inout DBusWireCursor) -> RawKey?, known: (RawKey) -> (key: Key, value: [UInt8])?,
+        makeKey: (RawKey) -> Key
+    ) -> [Key: [UInt8]]? {
         if !previous.isEmpty {
             var probe = cursor
             var matched = 0
             let same = Self.forEachEntry(
-                &probe, signature: "a{sv}", maxEntries: maxEntries, maxBytes: maxBytes, key: key
-            ) { name, bytes in
-                guard let expected = Self.entry(named: name, in: previous)?.value,
-                    DBusWireCursor.equal(bytes, expected)
-                else { return false }
-                matched += 1
-                return true
-            }
+                &probe, signature: signature, maxEntries: maxEntries, maxBytes: maxBytes, key: readKey,
+                body: { key, bytes in
+                    guard let entry = known(key), DBusWireCursor.equal(bytes, entry.value) else { return false }
+                    matched += 1
+                    return true
+                })
             if same && matched == previous.count {
                 cursor = probe
                 consumed = true
                 return previous
             }
         }
-        var result: [String: [UInt8]] = [:]
+        var result: [Key: [UInt8]] = [:]
         let complete = Self.forEachEntry(
-            &cursor, signature: "a{sv}", maxEntries: maxEntries, maxBytes: maxBytes, key: key
-        ) { name, bytes in
-            result[Self.entry(named: name, in: previous)?.key ?? String(decoding: name, as: UTF8.self)] = Array(bytes)
-            return true
-        }
+            &cursor, signature: signature, maxEntries: maxEntries, maxBytes: maxBytes, key: readKey,
+            body: { key, bytes in
+                result[known(key)?.key ?? makeKey(key)] = Array(bytes)
+                return true
+            })
         consumed = complete
         return complete ? result : nil
     }
@@ -110,7 +97,7 @@ package struct DBusVariantReader {
     /// than `maxBytes`, or `body` declines one. Each array's bytes are handed over in place.
     private static func forEachEntry<Key>(
         _ cursor: inout DBusWireCursor, signature: StaticString, maxEntries: Int, maxBytes: Int,
-        key readKey: (inout DBusWireCursor) -> Key?, _ body: (Key, UnsafeRawBufferPointer) -> Bool
+        key readKey: (inout DBusWireCursor) -> Key?, body: (Key, UnsafeRawBufferPointer) -> Bool
     ) -> Bool {
         guard cursor.signature(is: signature), let entriesEnd = cursor.enterArray(elementAlignment: 8) else {
             return false

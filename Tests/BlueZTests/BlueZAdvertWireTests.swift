@@ -207,22 +207,22 @@ struct WireMessage {
             signature("s")
             string(text)
         case .uint16Keyed(let entries):
-            signature("a{qv}")
-            array(alignment: 8) { array in
-                for (key, data) in entries {
-                    array.pad(8)
-                    array.uint16(key)
-                    array.byteArrayVariant(data)
-                }
-            }
+            byteArrayDictionary("a{qv}", entries.map { entry in ({ $0.uint16(entry.0) }, entry.1) })
         case .stringKeyed(let entries):
-            signature("a{sv}")
-            array(alignment: 8) { array in
-                for (key, data) in entries {
-                    array.pad(8)
-                    array.string(key)
-                    array.byteArrayVariant(data)
-                }
+            byteArrayDictionary("a{sv}", entries.map { entry in ({ $0.string(entry.0) }, entry.1) })
+        }
+    }
+
+    /// A dictionary of byte arrays in variants: each entry's key as `key` writes it.
+    private mutating func byteArrayDictionary(
+        _ type: String, _ entries: [(key: (inout WireMessage) -> Void, data: [UInt8])]
+    ) {
+        signature(type)
+        array(alignment: 8) { array in
+            for entry in entries {
+                array.pad(8)
+                entry.key(&array)
+                array.byteArrayVariant(entry.data)
             }
         }
     }
