@@ -49,8 +49,6 @@ package final class FakeBLECentral: BLECentral {
         var readValues: [String: [UInt8]] = [:]
         var valueSink: (@Sendable (String, [UInt8]) -> Bool)?
         var advertSink: (@Sendable (String, [BLEDeviceProperty]) -> Bool)?
-        /// What `setAdvertSink` returns: none unless a test gives one (`useSinkTimer`).
-        var sinkTimer: BLESinkTimer?
         var connected: Set<String> = []
     }
 
@@ -75,11 +73,6 @@ package final class FakeBLECentral: BLECentral {
     /// Sets how `connect` ends for `device` (default: `.succeed`).
     package func setConnectBehaviour(_ behaviour: ConnectBehaviour, for device: FakePeripheral) {
         state.withLock { $0.connectBehaviour[device.path] = behaviour }
-    }
-
-    /// What `setAdvertSink` returns from now on: a timer on the thread that calls the sink.
-    package func useSinkTimer(_ timer: BLESinkTimer) {
-        state.withLock { $0.sinkTimer = timer }
     }
 
     /// Makes `acquireNotify` fail for every characteristic, so the bridge falls back to StartNotify.

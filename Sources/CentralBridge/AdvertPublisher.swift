@@ -233,18 +233,11 @@ final class AdvertPublisher: Sendable {
             guard Self.takesReports(&state.devices[at: index]) else {
                 return ([advert ? .flushAdvert(after: .zero) : .flushState(after: .zero)], [], state.reportThread)
             }
-            var messages: [MQTTMessage] = []
-            var actions: [FollowUp] = []
             if advert {
-                if let message = Self.flushAdvert(&state.devices[at: index], at: now) { messages.append(message) }
-            } else {
-                state.devices[at: index].stateFlushScheduled = false
-                publishState(
-                    &state.devices[at: index], at: now, mayPublish: true, actions: &actions, messages: &messages)
+                flushAdvert(&state.devices[at: index], at: now, mayPublish: true)
+                return ([], [], nil)
             }
-            // Under the lock, as every publication of a device, so that none overtakes another.
-            for message in messages { outbox.send(message) }
-            return ([], actions, state.reportThread)
+            return ([], flushState(&state.devices[at: index], at: now, mayPublish: true), state.reportThread)
         }
         guard let reportThread else { return }
         if !forActor.isEmpty { reportThread.toActor(path, forActor) }
@@ -255,12 +248,6 @@ final class AdvertPublisher: Sendable {
     }
 
     private static func takesReports(_ device: inout Device) -> Bool { device.registration.takesReports }
-
-    /// The advert a flush timer of `device` publishes, if any.
-    private static func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant) -> MQTTMessage? {
-        guard case .publish(let payload) = device.adverts.flushTimerFired(at: now) else { return nil }
-        return MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true)
-    }
 
     /// Merges a report into `device` when its reports are taken here: whether it was, whether it changed what an
     /// advert shows, and whether it is the first since the actor's last sync.
@@ -306,11 +293,8 @@ final class AdvertPublisher: Sendable {
     func flushAdvert(_ path: String, mayPublish: Bool) {
         let now = clock.now
         state.withLock { state in
-            guard let index = state.devices.index(of: path),
-                let message = Self.flushAdvert(&state.devices[at: index], at: now), mayPublish
-            else { return }
-            // Under the lock, as every publication of a device, so that none overtakes another.
-            outbox.send(message)
+            guard let index = state.devices.index(of: path) else { return }
+            flushAdvert(&state.devices[at: index], at: now, mayPublish: mayPublish)
         }
     }
 
@@ -318,19 +302,30 @@ final class AdvertPublisher: Sendable {
     func flushState(_ path: String, mayPublish: Bool) -> [FollowUp] {
         let now = clock.now
         return state.withLock { state in
-            guard var device = state.devices[path] else { return [] }
-            state.devices[path] = nil
-            device.stateFlushScheduled = false
-            var actions: [FollowUp] = []
-            var messages: [MQTTMessage] = []
-            publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
-            for message in messages { outbox.send(message) }
-            state.devices[path] = device
-            return actions
+            guard let index = state.devices.index(of: path) else { return [] }
+            return flushState(&state.devices[at: index], at: now, mayPublish: mayPublish)
         }
     }
 
     // MARK: - Under the lock
+
+    /// The advert flush timer of `device` fired: publishes what it held back.
+    private func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) {
+        guard case .publish(let payload) = device.adverts.flushTimerFired(at: now), mayPublish else { return }
+        // Under the lock, as every publication of a device, so that none overtakes another.
+        outbox.send(
+            MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
+    }
+
+    /// The state flush timer of `device` fired: publishes the newest state held back.
+    private func flushState(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) -> [FollowUp] {
+        device.stateFlushScheduled = false
+        var actions: [FollowUp] = []
+        var messages: [MQTTMessage] = []
+        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+        for message in messages { outbox.send(message) }
+        return actions
+    }
 
     private func update(
         _ device: inout Device, refusals: inout RefusalLog,

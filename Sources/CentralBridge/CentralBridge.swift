@@ -227,16 +227,13 @@ package actor CentralBridge: Service {
         // The passive advertisement hot path (see `AdvertPublisher`): only what the actor must do comes here.
         let adverts = self.adverts
         let jobs = self.jobs
+        let toActor: @Sendable (String, [AdvertPublisher.FollowUp]) -> Void = { path, followUps in
+            jobs?.yield { await self.perform(followUps, ofDevice: path) }
+        }
         let sinkTimer = try await central.setAdvertSink { path, properties in
-            adverts.takeReport(path, properties) { path, followUps in
-                jobs?.yield { await self.perform(followUps, ofDevice: path) }
-            }
+            adverts.takeReport(path, properties, followUps: toActor)
         }
-        if let sinkTimer {
-            adverts.deferFlushes(on: sinkTimer) { path, followUps in
-                jobs?.yield { await self.perform(followUps, ofDevice: path) }
-            }
-        }
+        if let sinkTimer { adverts.deferFlushes(on: sinkTimer, toActor: toActor) }
         for await event in central.events() {
             handle(event)
         }

@@ -25,12 +25,17 @@ extension DBusSignalMessage {
     package func visitChangedProperties(
         ofInterface interface: String, _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
     ) -> Bool {
+        withMarshalledBytes { DBusPropertiesChangedBody.visit($0, ofInterface: interface, visit) } ?? false
+    }
+
+    /// Hands `body` the message's bytes as they go over the wire (one copy, freed after `body`); nil when libdbus
+    /// cannot allocate it.
+    private func withMarshalledBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         var data: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
-        guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { return false }
+        guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { return nil }
         defer { dbus_free(data) }
-        return DBusPropertiesChangedBody.visit(
-            UnsafeRawBufferPointer(start: data, count: Int(length)), ofInterface: interface, visit)
+        return body(UnsafeRawBufferPointer(start: data, count: Int(length)))
     }
 }
 
@@ -52,10 +57,6 @@ extension DBusSignalMessage {
 
     /// The message marshalled: its bytes as they go over the wire.
     package var marshalled: [UInt8] {
-        var data: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { return [] }
-        defer { dbus_free(data) }
-        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+        withMarshalledBytes { Array($0) } ?? []
     }
 }

@@ -115,26 +115,21 @@ struct DBusWireCursor {
     }
 
     static func equal(_ bytes: UnsafeRawBufferPointer, _ expected: StaticString) -> Bool {
-        expected.withUTF8Buffer { expected in
-            expected.count == bytes.count
-                && (bytes.isEmpty || memcmp(bytes.baseAddress!, expected.baseAddress!, bytes.count) == 0)
-        }
+        expected.withUTF8Buffer { equal(bytes, UnsafeRawBufferPointer($0)) }
     }
 
     /// Whether the bytes are those of `expected`'s UTF-8.
     static func equal(_ bytes: UnsafeRawBufferPointer, _ expected: String) -> Bool {
         var expected = expected
-        return expected.withUTF8 { expected in
-            expected.count == bytes.count
-                && (bytes.isEmpty || memcmp(bytes.baseAddress!, expected.baseAddress!, bytes.count) == 0)
-        }
+        return expected.withUTF8 { equal(bytes, UnsafeRawBufferPointer($0)) }
     }
 
     /// Whether the bytes are those of `expected`.
     static func equal(_ bytes: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
-        expected.withUnsafeBytes { expected in
-            expected.count == bytes.count
-                && (bytes.isEmpty || memcmp(bytes.baseAddress!, expected.baseAddress!, bytes.count) == 0)
-        }
+        expected.withUnsafeBytes { equal(bytes, $0) }
+    }
+
+    private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 }
