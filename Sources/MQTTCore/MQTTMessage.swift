@@ -11,7 +11,7 @@ package struct MQTTMessage: Sendable, Equatable {
 
     package init(
         topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-        properties: MQTTProperties = .empty
+        properties: MQTTProperties = MQTTProperties()
     ) {
         self.topic = topic
         self.payload = payload
@@ -23,7 +23,7 @@ package struct MQTTMessage: Sendable, Equatable {
     /// A message whose payload is the UTF-8 bytes of `text`.
     package init(
         topic: String, text: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-        properties: MQTTProperties = .empty
+        properties: MQTTProperties = MQTTProperties()
     ) {
         self.init(topic: topic, payload: Array(text.utf8), qos: qos, retain: retain, properties: properties)
     }

@@ -20,8 +20,11 @@ extension MosquittoClient {
             MosquittoClient.client(context)?.loopIsolated { $0.disconnectReceived(rc) }
         }
         mosquitto_publish_v5_callback_set(handle) { _, context, mid, reasonCode, _ in
-            MosquittoClient.client(context)?.loopIsolated(with: (mid, reasonCode)) {
-                $0.publishAcknowledged($1.0, reasonCode: $1.1)
+            // libmosquitto reports every QoS 0 publish here as well, once per notification on the hot path: the
+            // client is borrowed for the call (it outlives the handle) rather than retained and released.
+            guard let context else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                $0.loopIsolated(with: (mid, reasonCode)) { $0.publishAcknowledged($1.0, reasonCode: $1.1) }
             }
         }
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
@@ -88,7 +91,8 @@ extension MosquittoClient {
     }
 
     func publishAcknowledged(_ mid: Int32, reasonCode: Int32) {
-        guard outstanding.remove(mid) != nil else { return }  // QoS 0 publishes also report here; they are not tracked
+        // QoS 0 publishes also report here; they are not tracked, and with nothing outstanding no lookup is needed.
+        guard !outstanding.isEmpty, outstanding.remove(mid) != nil else { return }
         if reasonCode >= 128 {
             statistics.publishesRefused += 1
             logger.warning(
