@@ -4,10 +4,21 @@ import Logging
 import Polling
 
 /// One signal stream's rule and its end of the stream.
-struct SignalSubscription {
-    var rule: DBusMatchRule
-    var continuation: AsyncStream<DBusSignal>.Continuation
-    var drops: DBusCounter
+/// A class for the same reason as `SignalTap`: every signal that reaches the subscriptions walks them all.
+final class SignalSubscription: Sendable {
+    let rule: DBusMatchRule
+    let continuation: AsyncStream<DBusSignal>.Continuation
+    let drops: DBusCounter
+
+    init(rule: DBusMatchRule, continuation: AsyncStream<DBusSignal>.Continuation, drops: DBusCounter) {
+        self.rule = rule
+        self.continuation = continuation
+        self.drops = drops
+    }
+
+    func matches(_ fields: inout DBusMessageFields, owners: TrackedOwners) -> Bool {
+        rule.matches(&fields, owners: owners)
+    }
 }
 
 /// The current owner of a well-known name used as a rule's `sender`, kept up to date from NameOwnerChanged.
@@ -140,13 +151,13 @@ extension DBusConnection {
         var fields = DBusMessageFields(message)
         if !taps.isEmpty {
             let view = DBusSignalMessage(message)
-            for (_, tap) in taps.entries where tap.rule.matches(&fields, owners: owners) {
+            for (_, tap) in taps.entries where tap.matches(&fields, owners: owners) {
                 if tap.handler(view) { return }
             }
         }
         var decoded: DBusSignal?
         for (_, subscription) in subscriptions {
-            guard subscription.rule.matches(&fields, owners: owners) else { continue }
+            guard subscription.matches(&fields, owners: owners) else { continue }
             let signal = decoded ?? DBusSignalMessage(message).decoded
             decoded = signal
             if case .dropped = subscription.continuation.yield(signal) {

@@ -10,6 +10,12 @@ final class SignalTap: Sendable {
         self.rule = rule
         self.handler = handler
     }
+
+    /// Matched here, inside the tap, where the rule is read in place: matched from outside, every signal copied
+    /// the rule out of each tap it was offered to (retaining and releasing its six strings).
+    func matches(_ fields: inout DBusMessageFields, owners: TrackedOwners) -> Bool {
+        rule.matches(&fields, owners: owners)
+    }
 }
 
 /// The taps in the order they were registered, which is the order a signal is offered to them: a dictionary's
