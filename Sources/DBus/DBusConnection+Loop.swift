@@ -152,12 +152,14 @@ extension DBusConnection {
     private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
         switch dbus_message_get_type(message) {
         case DBusMessageKind.signal:
-            if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+            // Its header fields are read once, here, for every rule it meets.
+            let fields = DBusMessageFields(message)
+            if fields.isSignal("org.freedesktop.DBus.Local", "Disconnected") {
                 logger.debug("dbus.disconnected", metadata: ["dbus.unique_name": "\(uniqueName)"])
                 failEverything(DBusError.notConnected("the bus closed the connection"))
                 return DBUS_HANDLER_RESULT_HANDLED
             }
-            deliverSignal(message)
+            deliverSignal(message, fields)
             // Handled: no object path is registered with libdbus (exported objects are served by this filter), so
             // passing a signal on would only make libdbus split its path to find no handler, for every signal.
             return DBUS_HANDLER_RESULT_HANDLED

@@ -138,9 +138,10 @@ extension DBusConnection {
 
     /// Fans a signal out to the taps, then to every stream whose rule matches; decodes it at most once, and only
     /// when a stream takes it (rules are matched against the message in place).
-    func deliverSignal(_ message: OpaquePointer) {
-        if !trackedOwners.isEmpty, dbus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") != 0,
-            let sender = dbus_message_get_sender(message), strcmp(sender, "org.freedesktop.DBus") == 0,
+    func deliverSignal(_ message: OpaquePointer, _ fields: DBusMessageFields) {
+        var fields = fields
+        if !trackedOwners.isEmpty, fields.isSignal("org.freedesktop.DBus", "NameOwnerChanged"),
+            let sender = fields.sender, strcmp(sender, "org.freedesktop.DBus") == 0,
             let name = DBusMessageReader.firstString(of: message), trackedOwners[name] != nil
         {
             let newOwner = DBusMessageReader.arguments(of: message).last?.string
@@ -148,7 +149,6 @@ extension DBusConnection {
             trackedOwners[name]!.changes += 1
         }
         let owners = trackedOwners
-        var fields = DBusMessageFields(message)
         if !taps.isEmpty {
             let view = DBusSignalMessage(message)
             for (_, tap) in taps.entries where tap.matches(&fields, owners: owners) {

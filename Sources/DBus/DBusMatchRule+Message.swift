@@ -22,6 +22,12 @@ struct DBusMessageFields {
         path = dbus_message_get_path(message)
     }
 
+    /// Whether the message is the signal `member` of `interface`, compared in place.
+    func isSignal(_ interface: UnsafePointer<CChar>, _ member: UnsafePointer<CChar>) -> Bool {
+        guard let ownMember = self.member, let ownInterface = self.interface else { return false }
+        return strcmp(ownMember, member) == 0 && strcmp(ownInterface, interface) == 0
+    }
+
     /// The first argument when it is a string.
     mutating func firstArgument() -> UnsafePointer<CChar>? {
         if let firstString { return firstString }

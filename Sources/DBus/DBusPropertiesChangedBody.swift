@@ -16,6 +16,27 @@ package enum DBusPropertiesChangedBody {
         _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
     ) -> Bool {
         guard var cursor = DBusWireCursor(message: bytes), let bodyStart = bodyStart(&cursor) else { return false }
+        return visitBody(&cursor, at: bodyStart, ofInterface: interface, visit)
+    }
+
+    /// `visit(_:ofInterface:_:)` of a message libdbus marshalled, whose signature the caller checked is `sa{sv}as`
+    /// (`dbus_message_has_signature`): libdbus validated its header fields when it received it, so they are skipped
+    /// unread and only the body is read, still within bounds at every step.
+    static func visit(
+        marshalledByLibdbus bytes: UnsafeRawBufferPointer, ofInterface interface: String,
+        _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
+    ) -> Bool {
+        // Byte order, message type, flags, protocol version, body length and serial, then the header fields.
+        guard var cursor = DBusWireCursor(message: bytes), cursor.seek(to: 12),
+            let fieldsEnd = cursor.enterArray(elementAlignment: 8), cursor.seek(to: fieldsEnd), cursor.align(8)
+        else { return false }
+        return visitBody(&cursor, at: cursor.offset, ofInterface: interface, visit)
+    }
+
+    private static func visitBody(
+        _ cursor: inout DBusWireCursor, at bodyStart: Int, ofInterface interface: String,
+        _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
+    ) -> Bool {
         guard cursor.seek(to: bodyStart), let name = cursor.string(), DBusWireCursor.equal(name, interface),
             let entriesEnd = cursor.enterArray(elementAlignment: 8)
         else { return false }

@@ -25,7 +25,10 @@ extension DBusSignalMessage {
     package func visitChangedProperties(
         ofInterface interface: String, _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
     ) -> Bool {
-        withMarshalledBytes { DBusPropertiesChangedBody.visit($0, ofInterface: interface, visit) } ?? false
+        guard dbus_message_has_signature(pointer, "sa{sv}as") != 0 else { return false }
+        return withMarshalledBytes {
+            DBusPropertiesChangedBody.visit(marshalledByLibdbus: $0, ofInterface: interface, visit)
+        } ?? false
     }
 
     /// Hands `body` the message's bytes as they go over the wire (one copy, freed after `body`); nil when libdbus
