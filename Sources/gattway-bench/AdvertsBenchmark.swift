@@ -21,6 +21,11 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds a receiver runs before its window (discovery, the first decodes).") var warmUp: Double = 3
     @Option(
         help:
+            "Rounds per workload: each round measures every receiver once, in turns (the order reversed every other round); a ratio is the median of each round's own."
+    )
+    var rounds: Int = 1
+    @Option(
+        help:
             "Workloads (comma-separated): crowd (1,000 sensors at 1/s each), rates of one sensor with a new reading in every advertisement (100), and rates of one sensor with a new reading once a second and repeats between (100r)."
     )
     var workloads: String = "crowd,100,500,100r,500r"
@@ -42,6 +47,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         guard warmUp >= 0, minimumAdverts >= 0 else {
             throw ValidationError("--warm-up and --minimum-adverts must not be negative")
         }
+        guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be from 1 to 20") }
         _ = try selectedWorkloads()
         _ = try selectedReceivers()
     }
@@ -87,14 +93,20 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                 window: .milliseconds(Int(seconds * 1000)))
             do {
                 try await workload.prepare(stage)
-                // A C program publishing every repeat twice is no floor for a receiver that publishes only new
-                // readings.
-                for kind in kinds where !(workload.countsReports && kind == .cPublishing) {
-                    let row = try await runner.measure(kind)
-                    progress(
-                        "… \(workload.label), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each"
-                    )
-                    rows.append(row)
+                // Receivers take turns within a round, and the order turns round every other round, so that what
+                // the machine does meanwhile (its load moves the figures by a third between windows) falls on all
+                // of them alike.
+                for round in 1...rounds {
+                    let order = round.isMultiple(of: 2) ? kinds.reversed() : kinds
+                    // A C program publishing every repeat twice is no floor for a receiver that publishes only new
+                    // readings.
+                    for kind in order where !(workload.countsReports && kind == .cPublishing) {
+                        let row = try await runner.measure(kind, round: round)
+                        progress(
+                            "… \(workload.label), round \(round), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each"
+                        )
+                        rows.append(row)
+                    }
                 }
             } catch {
                 progress("simulator log:\n\(stage.simulator.process.errorOutput.suffix(1500))")
@@ -103,7 +115,10 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             }
             await stage.stop()
         }
-        AdvertsReport(rows: rows, gattwayBinary: "\(located.gattway) (\(build) build)", compileCommand: compileCommand)
-            .print()
+        AdvertsReport(
+            rows: rows, rounds: rounds, gattwayBinary: "\(located.gattway) (\(build) build)",
+            compileCommand: compileCommand
+        )
+        .print()
     }
 }

@@ -25,6 +25,8 @@ enum AdvertsReceiverKind: String, Sendable {
 struct AdvertsRow: Sendable {
     let receiver: AdvertsReceiverKind
     let workload: AdvertsWorkload
+    /// The round it was measured in (from 1).
+    let round: Int
     let seconds: Double
     /// Advertisement reports the simulator sent in the window.
     let sent: Int
@@ -58,7 +60,7 @@ struct AdvertsReceiverRunner {
     let warmUp: Duration
     let window: Duration
 
-    func measure(_ kind: AdvertsReceiverKind) async throws -> AdvertsRow {
+    func measure(_ kind: AdvertsReceiverKind, round: Int) async throws -> AdvertsRow {
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": stage.busAddress]
         let log = stage.directory + "/\(kind.rawValue).log"
         let process: BenchProcess
@@ -77,7 +79,7 @@ struct AdvertsReceiverRunner {
             try await waitForFirstState(process)
         }
         do {
-            let row = try await measureWindow(kind, process)
+            let row = try await measureWindow(kind, process, round: round)
             await process.stop()
             return row
         } catch {
@@ -87,7 +89,9 @@ struct AdvertsReceiverRunner {
         }
     }
 
-    private func measureWindow(_ kind: AdvertsReceiverKind, _ process: BenchProcess) async throws -> AdvertsRow {
+    private func measureWindow(
+        _ kind: AdvertsReceiverKind, _ process: BenchProcess, round: Int
+    ) async throws -> AdvertsRow {
         try await Task.sleep(for: warmUp)
         let busPID = stage.simulator.busDaemonPID
         let receivedBefore = try await received(kind, process)
@@ -104,7 +108,7 @@ struct AdvertsReceiverRunner {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         guard process.isRunning else { throw BenchError("\(process.name) exited: \(process.logTail())") }
         return AdvertsRow(
-            receiver: kind, workload: workload, seconds: seconds, sent: sentAfter - sentBefore,
+            receiver: kind, workload: workload, round: round, seconds: seconds, sent: sentAfter - sentBefore,
             received: receivedAfter - receivedBefore, cpuSeconds: cpuAfter.receiver - cpuBefore.receiver,
             wakes: wakesBefore.flatMap { before in wakesAfter.map { $0 - before } },
             memory: CompareMemory(pid: process.pid),

@@ -1,9 +1,11 @@
 import Foundation
 
-/// Prints `adverts`' figures: one row per workload and receiver, with the ratios to the C programs' CPU per
-/// advertisement measured in the same run on the same workload, and whether the simulator kept up.
+/// Prints `adverts`' figures: one row per workload, round and receiver, with the ratios to the C programs' CPU per
+/// advertisement measured in the same round on the same workload, and whether the simulator kept up; over several
+/// rounds, then one line per workload and receiver with the medians.
 struct AdvertsReport {
     let rows: [AdvertsRow]
+    let rounds: Int
     let gattwayBinary: String
     let compileCommand: String
 
@@ -15,7 +17,7 @@ struct AdvertsReport {
     func print() {
         Swift.print("")
         Swift.print(
-            "Passive advertisements, one run: every advertisement a new reading (\"1 new/s\": once a second); LE discovery with duplicates on"
+            "Passive advertisements, one run, \(rounds) round\(rounds == 1 ? "" : "s"): every advertisement a new reading (\"1 new/s\": once a second); LE discovery with duplicates on"
         )
         Swift.print(
             "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (1 new/s: 1 s), MQTT QoS 0"
@@ -25,23 +27,25 @@ struct AdvertsReport {
             Swift.print("  \(compileCommand)")
         }
         let header = [
-            "receiver", "workload", "s", "sent/s", "received", "µs/advert", "wakes", "× C", "× C+MQTT", "VmRSS MiB",
+            "receiver", "workload", "round", "s", "sent/s", "received", "µs/advert", "wakes", "× C", "× C+MQTT",
+            "VmRSS MiB",
             "PSS MiB",
             "PSS anon", "PSS file", "sim core", "bus core",
         ]
         var table: [[String]] = []
         for row in rows {
             table.append([
-                row.receiver.title, row.workload.label, fixed(row.seconds, 1), fixed(row.sentRate, 0),
+                row.receiver.title, row.workload.label, "\(row.round)", fixed(row.seconds, 1), fixed(row.sentRate, 0),
                 "\(row.received)",
-                fixed(row.microsPerAdvert, 1), fixed(row.wakesPerAdvert, 2), ratio(row, to: .c),
-                ratio(row, to: .cPublishing),
+                fixed(row.microsPerAdvert, 1), fixed(row.wakesPerAdvert, 2), fixed(ratio(row, to: .c) ?? .nan, 2),
+                fixed(ratio(row, to: .cPublishing) ?? .nan, 2),
                 mebibytes(row.memory.rss), mebibytes(row.memory.pss),
                 mebibytes(row.memory.pssAnon), mebibytes(row.memory.pssFile), percent(row.simulatorCores),
                 percent(row.busCores),
             ])
         }
         BenchReport.printTable(header, table)
+        if rounds > 1 { printMedians() }
         Swift.print(
             "µs/advert = the receiver's utime+stime over the window ÷ advertisements it took in: for the C receiver")
         Swift.print(
@@ -49,13 +53,14 @@ struct AdvertsReport {
         Swift.print(
             "decoded states a subscriber received on gattway/+/state; × C = that ÷ the C receiver's on the same")
         Swift.print(
-            "workload; × C+MQTT = that ÷ the same C program's when it also publishes each advertisement's bytes twice")
+            "workload in the same round; × C+MQTT = that ÷ the same C program's when it also publishes each")
         Swift.print(
-            "(QoS 0, retained), as Gattway publishes state and advert here: the floor of the MQTT work without decoding"
-        )
-        Swift.print("or JSON; sent/s = the simulator's advertising reports; sim/bus core = the simulator's and its")
+            "advertisement's bytes twice (QoS 0, retained), as Gattway publishes state and advert here: the floor of")
+        Swift.print("the MQTT work without decoding or JSON; sent/s = the simulator's advertising reports; sim/bus")
         Swift.print(
-            "dbus-daemon's share of one core; memory at the end of the window (PSS from /proc/PID/smaps_rollup).")
+            "core = the simulator's and its dbus-daemon's share of one core; memory at the end of the window (PSS from")
+        Swift.print(
+            "/proc/PID/smaps_rollup). Over several rounds the medians follow: a ratio is the median of the rounds'.")
         Swift.print(
             "advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
         Swift.print(
@@ -87,12 +92,43 @@ struct AdvertsReport {
         }
     }
 
-    private func ratio(_ row: AdvertsRow, to floorKind: AdvertsReceiverKind) -> String {
-        guard let floor = rows.first(where: { $0.receiver == floorKind && $0.workload == row.workload }) else {
-            return "-"
+    /// Per workload and receiver over the rounds: the median CPU per advertisement, and the median of the
+    /// round-by-round ratios with each round's.
+    private func printMedians() {
+        Swift.print("")
+        Swift.print("Medians over the \(rounds) rounds:")
+        var lines: [(receiver: AdvertsReceiverKind, workload: AdvertsWorkload)] = []
+        for row in rows where !lines.contains(where: { $0.receiver == row.receiver && $0.workload == row.workload }) {
+            lines.append((row.receiver, row.workload))
         }
+        var table: [[String]] = []
+        for line in lines {
+            let rounds = rows.filter { $0.receiver == line.receiver && $0.workload == line.workload }
+            let toC = rounds.map { ratio($0, to: .c) ?? .nan }
+            let toPublishing = rounds.map { ratio($0, to: .cPublishing) ?? .nan }
+            table.append([
+                line.receiver.title, line.workload.label, fixed(BenchReport.median(rounds.map(\.microsPerAdvert)), 1),
+                fixed(BenchReport.median(toC), 2), byRound(toC), fixed(BenchReport.median(toPublishing), 2),
+                byRound(toPublishing),
+            ])
+        }
+        BenchReport.printTable(
+            ["receiver", "workload", "µs/advert", "× C", "× C by round", "× C+MQTT", "× C+MQTT by round"], table)
+    }
+
+    /// The row's CPU per advertisement ÷ the floor's in the same round on the same workload.
+    private func ratio(_ row: AdvertsRow, to floorKind: AdvertsReceiverKind) -> Double? {
+        guard
+            let floor = rows.first(where: {
+                $0.receiver == floorKind && $0.workload == row.workload && $0.round == row.round
+            })
+        else { return nil }
         let value = row.microsPerAdvert / floor.microsPerAdvert
-        return value.isFinite ? String(format: "%.2f", value) : "-"
+        return value.isFinite ? value : nil
+    }
+
+    private func byRound(_ values: [Double]) -> String {
+        values.allSatisfy({ !$0.isFinite }) ? "-" : values.map { fixed($0, 2) }.joined(separator: " ")
     }
 
     private func fixed(_ value: Double, _ decimals: Int) -> String {

@@ -9,6 +9,14 @@ struct BenchReport {
     let brokerNoDelay: Bool
     let runs: [PathRunResult]
 
+    /// The median of the finite values (NaN when there is none).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.filter(\.isFinite).sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    }
+
     static func ms(_ value: Double) -> String { value.isNaN ? "-" : String(format: "%.2f ms", value) }
 
     func print() {

@@ -51,12 +51,14 @@ struct CompareReport {
             table.append([
                 line.relay.title(line.side), line.side.rawValue, line.path.rawValue, "\(Int(line.rate))",
                 "\(sent)", "\(received)", "\(max(0, sent - received))", "\(phases.reduce(0) { $0 + $1.outOfOrder })",
-                fixed(median(phases.map(\.latencyP50))), fixed(median(phases.map(\.latencyP99))),
-                fixed(phases.map(\.latencyP99).max() ?? .nan), fixed(median(line.rows.compactMap { $0.hop?.p50 })),
-                fixed(median(line.rows.compactMap { $0.hop?.p99 })),
-                fixed(median(phases.map(\.relayMicrosPerValue)), 1),
-                fixed(median(phases.map(\.relayWakesPerValue))),
-                fixed(median(ratios.compactMap { $0 })),
+                fixed(BenchReport.median(phases.map(\.latencyP50))),
+                fixed(BenchReport.median(phases.map(\.latencyP99))),
+                fixed(phases.map(\.latencyP99).max() ?? .nan),
+                fixed(BenchReport.median(line.rows.compactMap { $0.hop?.p50 })),
+                fixed(BenchReport.median(line.rows.compactMap { $0.hop?.p99 })),
+                fixed(BenchReport.median(phases.map(\.relayMicrosPerValue)), 1),
+                fixed(BenchReport.median(phases.map(\.relayWakesPerValue))),
+                fixed(BenchReport.median(ratios.compactMap { $0 })),
                 ratios.count < 2 ? "" : ratios.map { $0.map { fixed($0) } ?? "-" }.joined(separator: " "),
                 mebibytes(line.rows.compactMap(\.memory.rss).max()),
                 mebibytes(line.rows.compactMap(\.memory.hwm).max()),
@@ -116,13 +118,6 @@ struct CompareReport {
         else { return nil }
         let value = row.phase.relayMicrosPerValue / floor.phase.relayMicrosPerValue
         return value.isFinite ? value : nil
-    }
-
-    private func median(_ values: [Double]) -> Double {
-        let sorted = values.filter(\.isFinite).sorted()
-        guard !sorted.isEmpty else { return .nan }
-        let middle = sorted.count / 2
-        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
     }
 
     private func fixed(_ value: Double, _ decimals: Int = 2) -> String {
