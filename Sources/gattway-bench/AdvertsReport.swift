@@ -60,7 +60,8 @@ struct AdvertsReport {
         Swift.print(
             "core = the simulator's and its dbus-daemon's share of one core; memory at the end of the window (PSS from")
         Swift.print(
-            "/proc/PID/smaps_rollup). Over several rounds the medians follow: a ratio is the median of the rounds'.")
+            "/proc/PID/smaps_rollup). Over rounds, the table after the rows has the medians: a ratio is the")
+        Swift.print("rounds' median.")
         Swift.print(
             "advert_min_interval also paces <device>/advert, so Gattway publishes each advertisement's raw advert")
         Swift.print(
