@@ -104,11 +104,12 @@ struct AdvertsReport {
         }
         var table: [[String]] = []
         for line in lines {
-            let rounds = rows.filter { $0.receiver == line.receiver && $0.workload == line.workload }
-            let toC = rounds.map { ratio($0, to: .c) ?? .nan }
-            let toPublishing = rounds.map { ratio($0, to: .cPublishing) ?? .nan }
+            let measured = rows.filter { $0.receiver == line.receiver && $0.workload == line.workload }
+            let toC = measured.map { ratio($0, to: .c) ?? .nan }
+            let toPublishing = measured.map { ratio($0, to: .cPublishing) ?? .nan }
             table.append([
-                line.receiver.title, line.workload.label, fixed(BenchReport.median(rounds.map(\.microsPerAdvert)), 1),
+                line.receiver.title, line.workload.label,
+                fixed(BenchReport.median(measured.map(\.microsPerAdvert)), 1),
                 fixed(BenchReport.median(toC), 2), byRound(toC), fixed(BenchReport.median(toPublishing), 2),
                 byRound(toPublishing),
             ])
