@@ -145,12 +145,20 @@ struct LoaderTablesReleaseTests {
 
     @Test func libcsTablesLeaveTheResidentSetAndALaterLookupStillFindsItsSymbols() throws {
         let before = try Self.residentKiB(ofFirstMappingOf: "/libc.so.6")
-        let released = try LoaderTables.release()
-        #expect(released.libraries >= 1)
-        #expect(released.bytes >= 64 << 10)
-        let after = try Self.residentKiB(ofFirstMappingOf: "/libc.so.6")
         #expect(before > 8, "libc's tables were resident before: \(before) KiB")
-        #expect(after <= 8, "\(before) KiB before, \(after) KiB after")
+        // Other suites run in this process meanwhile, and a first call of a libc function there is bound through
+        // these tables: it can fault them back between the release and the look at them. So the release is tried
+        // a few times; it must leave them out of the resident set at least once.
+        var attempts: [Int] = []
+        for _ in 0..<5 {
+            let released = try LoaderTables.release()
+            #expect(released.libraries >= 1)
+            #expect(released.bytes >= 64 << 10)
+            attempts.append(try Self.residentKiB(ofFirstMappingOf: "/libc.so.6"))
+            if attempts.last! <= 8 { break }
+        }
+        let after = attempts.last!
+        #expect(after <= 8, "\(before) KiB before, \(attempts) KiB after each release")
 
         // A library opened now (zlib: part of every Debian system, loaded by nothing in this test process) is
         // relocated and bound against libc through the tables just dropped.
