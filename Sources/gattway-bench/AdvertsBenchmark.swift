@@ -6,7 +6,7 @@ import TestWorld
 /// whose every advertisement carries a new reading; a minimal C program (Benchmarks/adverts/receiver.c, compiled
 /// now) that only receives the advertisement signals, the same program publishing two messages per advertisement
 /// as Gattway does here (no decoding, no JSON), then Gattway (devices by `match:`, `connect: never`,
-/// duplicates on), each measured over a window: CPU per advertisement from /proc/PID/stat, and memory.
+/// duplicates on), each measured over a window: CPU per advertisement from the process's CPU-time clock, and memory.
 struct AdvertsBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "adverts",

@@ -47,7 +47,7 @@ struct AdvertsReport {
         BenchReport.printTable(header, table)
         if rounds > 1 { printMedians() }
         Swift.print(
-            "µs/advert = the receiver's utime+stime over the window ÷ advertisements it took in: for the C receiver")
+            "µs/advert = the receiver's CPU time over the window ÷ advertisements it took in: for the C receiver")
         Swift.print(
             "the PropertiesChanged/InterfacesAdded signals carrying ServiceData or ManufacturerData, for Gattway the")
         Swift.print(

@@ -50,7 +50,7 @@ struct BenchReport {
             "socket was full (bluetoothd drops then too); p99 >0.5s = p99 without the first 0.5 s; end ms = median")
         Swift.print("latency of the last 5 % (a growing backlog); ok = lossless, in order and end ms < 50 (sustained);")
         Swift.print(
-            "gw µs/notif = gattway utime+stime ÷ values; gw core/broker/sim = share of one core over the phase.")
+            "gw µs/notif = gattway CPU time ÷ values; gw core/broker/sim = share of one core over the phase.")
         Swift.print("")
         for run in runs {
             let memory = run.peakResidentBytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "-"

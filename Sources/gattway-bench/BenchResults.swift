@@ -21,7 +21,7 @@ struct NotificationPhaseResult: Sendable {
     let latencyP99AfterWarmUp: Double
     /// Median latency of the last 5 % of values: a backlog still growing at the end shows here.
     let latencyAtEnd: Double
-    /// The relaying process's utime+stime over the phase ÷ values received, in µs (Gattway in `central`).
+    /// The relaying process's CPU time (all threads) over the phase ÷ values received, in µs (Gattway in `central`).
     let relayMicrosPerValue: Double
     /// The relaying process's voluntary context switches over the phase ÷ values received: how many times its
     /// threads slept and were woken per value (a single-threaded relay woken by each value: about 1).

@@ -69,7 +69,7 @@ struct CompareReport {
         }
         BenchReport.printTable(header, table)
         Swift.print(
-            "µs/notif = the relaying process's utime+stime over the phase ÷ values delivered (central side: to the")
+            "µs/notif = the relaying process's CPU time over the phase ÷ values delivered (central side: to the")
         Swift.print(
             "benchmark's subscriber; peripheral side: to the simulator's central), the median over rounds; × C by round"
         )

@@ -12,7 +12,7 @@ import TestWorld
 ///
 /// Prints throughput at an unlimited and a realistic link rate, end-to-end latency percentiles at a fixed
 /// publish rate (measured to the simulator's Received signal, so it includes that D-Bus hop), and for each queue
-/// policy an overload run: gattway's CPU per notification (utime+stime from /proc/PID/stat) and peak memory
+/// policy an overload run: gattway's CPU per notification (its CPU-time clock, all threads) and peak memory
 /// (VmHWM), with resident memory sampled each second to show whether it stays flat.
 struct PeripheralBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -326,7 +326,7 @@ struct BenchRun: Sendable {
     }
 }
 
-/// CPU time of another process from /proc/PID/stat (utime + stime, in clock ticks).
+/// CPU time of another process since a start (the process's CPU-time clock, see `BenchProcStats.cpuSeconds`).
 struct ProcessCPU: Sendable {
     let pid: Int32
     let start: Double
@@ -338,15 +338,7 @@ struct ProcessCPU: Sendable {
 
     func microsecondsSinceStart() -> Double { (Self.seconds(pid: pid) - start) * 1e6 }
 
-    static func seconds(pid: Int32) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    static func seconds(pid: Int32) -> Double { BenchProcStats.cpuSeconds(pid: pid) ?? 0 }
 
     /// A `kB` field of /proc/PID/status, such as VmRSS or VmHWM.
     static func status(pid: Int32, field: String) -> Int {
