@@ -44,7 +44,7 @@ package enum DBusPropertiesChangedBody {
         while cursor.offset < entriesEnd {
             guard cursor.align(8), let property = cursor.string() else { return false }
             var reader = DBusVariantReader(cursor: cursor)
-            guard visit(DBusPropertyName(pointer: property.baseAddress!.assumingMemoryBound(to: CChar.self)), &reader),
+            guard visit(DBusPropertyName(bytes: property), &reader),
                 reader.consumed
             else { return false }
             cursor = reader.cursor

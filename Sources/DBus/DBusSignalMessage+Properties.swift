@@ -1,17 +1,12 @@
 internal import CDBus
-import Glibc
 
 /// The name of one changed property, compared in place (libdbus's bytes, valid only inside the visiting closure).
 package struct DBusPropertyName {
-    let pointer: UnsafePointer<CChar>
+    /// The name's bytes, without the NUL after them.
+    let bytes: UnsafeRawBufferPointer
 
-    /// Whether the name is `expected`, without making a String of it.
-    package func `is`(_ expected: StaticString) -> Bool {
-        expected.withUTF8Buffer { bytes in
-            strncmp(pointer, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self), bytes.count)
-                == 0 && pointer[bytes.count] == 0
-        }
-    }
+    /// Whether the name is `expected`, without making a String of it: lengths first, then one `memcmp`.
+    package func `is`(_ expected: StaticString) -> Bool { DBusWireCursor.equal(bytes, expected) }
 }
 
 extension DBusSignalMessage {

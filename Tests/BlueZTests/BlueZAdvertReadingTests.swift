@@ -55,6 +55,10 @@ struct BlueZAdvertReadingTests {
         (changed(device, [("ServiceData", serviceData([(bthome, .bytes([]))]))]), [.serviceData([bthome: []])]),
         // Declined: other properties, other types, too large, invalidations, another interface or shape.
         (changed(device, [("Name", .string("sensor"))]), nil),
+        // Names compared whole: a known name's prefix or extension is another property.
+        (changed(device, [("RSSIX", .int16(-60))]), nil),
+        (changed(device, [("RSS", .int16(-60))]), nil),
+        (changed(device, [("TxPowe", .int16(4))]), nil),
         (changed(device, [("RSSI", .int16(-60)), ("Connected", .bool(true))]), nil),
         (changed(device, [("RSSI", .int32(-60))]), nil),
         (changed(device, [("ManufacturerData", .uint16VariantDictionary([0x004C: .string("text")]))]), nil),
