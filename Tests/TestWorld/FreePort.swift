@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Finds a TCP port on 127.0.0.1 that is free right now, by binding port 0 and reading what the kernel chose.
 package func freeLoopbackPort() throws -> UInt16 {
@@ -44,9 +45,37 @@ package let packageRoot: String = {
     return url.path
 }()
 
-/// A fresh temporary folder for one test's files.
+/// A fresh temporary folder for one test's files, removed when the process exits (a suite makes about a hundred, and
+/// a machine that runs it often would keep them all). `GATTWAY_KEEP_TEST_FILES=1` keeps them for a look.
 package func makeTemporaryDirectory(_ prefix: String = "gattway-test") throws -> String {
     let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    TemporaryDirectories.removeAtExit(path)
     return path
+}
+
+/// The folders `makeTemporaryDirectory` made, removed by an `atexit` handler installed with the first.
+private enum TemporaryDirectories {
+    private static let made = Mutex<[String]>([])
+    private static let handlerInstalled: Bool = {
+        guard ProcessInfo.processInfo.environment["GATTWAY_KEEP_TEST_FILES"] == nil else { return false }
+        return atexit { TemporaryDirectories.removeAll() } == 0
+    }()
+
+    static func removeAtExit(_ path: String) {
+        guard handlerInstalled else { return }
+        made.withLock { $0.append(path) }
+    }
+
+    private static func removeAll() {
+        // A test may have removed its own folder already.
+        for path in made.withLock({ $0 }) where FileManager.default.fileExists(atPath: path) {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                // A child the test started may still write there; the folder is left, and that is said.
+                FileHandle.standardError.write(Data("test folder \(path) not removed: \(error)\n".utf8))
+            }
+        }
+    }
 }
