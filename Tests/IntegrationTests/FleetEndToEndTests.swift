@@ -17,12 +17,15 @@ struct FleetEndToEndTests {
     private static func expectEachValueOnce(_ world: FleetWorld, count: Int, firstBPM: UInt8) async throws {
         // A value of the strap's own stream may still be on its way when the stream stops: a marker notified now
         // arrives after it (one owner relays one device's values in order), so counting starts behind everything.
+        // The owner subscribes after its link is up (which is all `waitForLink` sees): the marker waits for that.
         let beforeMarker = world.observer.messages(on: Self.heartRate).count
-        try await world.control.notify(FleetWorld.strap, uuid: "2A37", [0x00, 1])
+        try await world.control.notifyOnceSubscribed(FleetWorld.strap, uuid: "2A37", [0x00, 1])
         try await world.observer.waitForMessage(on: Self.heartRate, skipping: beforeMarker) { $0 == "{\"bpm\":1}" }
         let mark = world.observer.messages(on: Self.heartRate).count
         for offset in 0..<count {
-            try await world.control.notify(FleetWorld.strap, uuid: "2A37", [0x00, firstBPM + UInt8(offset)])
+            let delivered = try await world.control.notify(
+                FleetWorld.strap, uuid: "2A37", [0x00, firstBPM + UInt8(offset)])
+            #expect(delivered, "value \(offset) was not delivered: the owner's subscription ended")
         }
         let last = "{\"bpm\":\(Int(firstBPM) + count - 1)}"
         try await world.observer.waitForMessage(on: Self.heartRate, skipping: mark) { $0 == last }

@@ -35,8 +35,26 @@ struct SimulatorControl {
         try await call("SetConnectHang", [.string(address), .bool(hang)])
     }
 
-    func notify(_ address: String, uuid: String, _ value: [UInt8]) async throws {
-        try await call("Notify", [.string(address), .string(uuid), .bytes(value)])
+    /// Whether the simulator delivered it: false when no central has subscribed to `uuid` on the link.
+    @discardableResult
+    func notify(_ address: String, uuid: String, _ value: [UInt8]) async throws -> Bool {
+        let reply = try await call("Notify", [.string(address), .string(uuid), .bytes(value)])
+        guard let delivered = reply.first?.bool else {
+            throw TestWorldError("Notify of \(address) \(uuid) answered \(reply), not a boolean")
+        }
+        return delivered
+    }
+
+    /// Notifies `value` once the central holding the link has subscribed to `uuid`: a link comes up before the
+    /// gateway's subscription does, and a notification sent in between reaches no one. Tries every 50 ms.
+    func notifyOnceSubscribed(
+        _ address: String, uuid: String, _ value: [UInt8], timeout: Duration = .seconds(20)
+    ) async throws {
+        try await withDeadline(timeout, "a subscription to \(uuid) of \(address)") { [self] in
+            while try await !notify(address, uuid: uuid, value) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
 
     /// Starts (or with `rate` 0 stops) the peripheral's own stream of notifications on `uuid`.
