@@ -1,6 +1,7 @@
 import Foundation
 
-/// CPU time and memory of a process from /proc, and the monotonic clock the simulator stamps values with.
+/// CPU time of a process (its CPU-time clock), its memory and wake-ups (from /proc), and the monotonic clock the
+/// simulator stamps values with.
 enum BenchProcStats {
     /// CPU time of all of `pid`'s threads, those that ended included, in seconds; nil when the process is gone.
     /// It is the scheduler's own count in nanoseconds (the process's CPU-time clock), where /proc/PID/stat's utime
