@@ -306,7 +306,7 @@ struct BenchRun: Sendable {
         var samples: [Int] = []
         while ContinuousClock.now < end {
             try await Task.sleep(for: .seconds(1))
-            samples.append(ProcessCPU.status(pid: pid, field: "VmRSS:"))
+            samples.append(ProcessCPU.status(pid: pid, field: "VmRSS"))
             // Keep the simulator's record of received values from growing during long runs.
             _ = try await world.central("GetReceived", [.string(address), .string(PeripheralBenchmark.tx), .uint32(0)])
         }
@@ -315,7 +315,7 @@ struct BenchRun: Sendable {
         let delivered = try await notificationsReceived() - before
         return Overload(
             published: published, delivered: delivered, cpuMicroseconds: cpu.microsecondsSinceStart(),
-            peakKiB: ProcessCPU.status(pid: pid, field: "VmHWM:"), firstRSSKiB: samples.first ?? 0,
+            peakKiB: ProcessCPU.status(pid: pid, field: "VmHWM"), firstRSSKiB: samples.first ?? 0,
             lastRSSKiB: samples.last ?? 0)
     }
 
@@ -326,27 +326,22 @@ struct BenchRun: Sendable {
     }
 }
 
-/// CPU time of another process since a start (the process's CPU-time clock, see `BenchProcStats.cpuSeconds`).
+/// CPU time of another process since a start (the process's CPU-time clock, see `BenchProcStats.cpuSeconds`); NaN
+/// when the process was gone at either reading.
 struct ProcessCPU: Sendable {
     let pid: Int32
     let start: Double
 
     init(pid: Int32) {
         self.pid = pid
-        start = Self.seconds(pid: pid)
+        start = BenchProcStats.cpuSeconds(pid: pid) ?? .nan
     }
 
-    func microsecondsSinceStart() -> Double { (Self.seconds(pid: pid) - start) * 1e6 }
+    func microsecondsSinceStart() -> Double { ((BenchProcStats.cpuSeconds(pid: pid) ?? .nan) - start) * 1e6 }
 
-    static func seconds(pid: Int32) -> Double { BenchProcStats.cpuSeconds(pid: pid) ?? 0 }
-
-    /// A `kB` field of /proc/PID/status, such as VmRSS or VmHWM.
+    /// A `kB` field of /proc/PID/status, such as VmRSS or VmHWM, in KiB (0 when the process is gone).
     static func status(pid: Int32, field: String) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix(field) {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
-        }
-        return 0
+        (BenchProcStats.statusBytes(pid: pid, field: field) ?? 0) / 1024
     }
 }
 
