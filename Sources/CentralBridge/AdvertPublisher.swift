@@ -142,6 +142,11 @@ final class AdvertPublisher: Sendable {
         state.withLock { $0.devices[path]?.lastStatePayload ?? [] }
     }
 
+    /// When the loop last took a report of the device at `path`; nil when it took none.
+    func lastReport(of path: String) -> BridgeClock.Instant? {
+        state.withLock { state in state.devices.index(of: path).flatMap { state.devices[at: $0].lastReport } }
+    }
+
     /// Takes the states newer than the actor's tree, to apply there.
     func takeUnsynced() -> [UnsyncedState] {
         state.withLock { state in

@@ -15,7 +15,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds per measured window at least.") var duration: Double = 10
     @Option(
         help:
-            "Advertisements per window at least (a workload at a low rate measures longer): CPU time is counted in clock ticks of 10 ms."
+            "Advertisements per window at least (a workload at a low rate measures longer, so that a figure averages over thousands of advertisements and scheduler noise)."
     )
     var minimumAdverts: Int = 3000
     @Option(help: "Seconds a receiver runs before its window (discovery, the first decodes).") var warmUp: Double = 3

@@ -19,7 +19,7 @@ struct CompareBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds per notification phase at least.") var duration: Double = 5
     @Option(
         help:
-            "Notifications per phase at least (a phase at a low rate runs longer): CPU time is counted in clock ticks of 10 ms, so a figure needs thousands of values."
+            "Notifications per phase at least (a phase at a low rate runs longer, so that a figure averages over thousands of values and scheduler noise)."
     )
     var minimumNotifications: Int = 5000
     @Option(help: "Notification rates (per second, comma-separated) of device fh0.") var rates: String = "200,1000,5000"
