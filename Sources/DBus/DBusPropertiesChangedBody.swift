@@ -1,6 +1,7 @@
 /// `org.freedesktop.DBus.Properties.PropertiesChanged(interface, {name: <value>, …}, [])` read straight from the
-/// marshalled message, for the advertisement hot path: a report of a device is a few dozen bytes, and reading it here
-/// costs a small fraction of walking it with libdbus's iterator.
+/// wire format, for the advertisement hot path: from a marshalled message, or from the body of a message where
+/// libdbus keeps it (`DBusSignalMessage.withBodyInPlace`). A report of a device is a few dozen bytes, and reading it
+/// here costs a small fraction of walking it with libdbus's iterator.
 ///
 /// Pure and bounded (no libdbus, every read checked by `DBusWireCursor`), so arbitrary bytes are declined, never
 /// trusted: the fuzz target `dbus-properties` compares what it reads with libdbus's own reading of the same bytes.
@@ -19,18 +20,14 @@ package enum DBusPropertiesChangedBody {
         return visitBody(&cursor, at: bodyStart, ofInterface: interface, visit)
     }
 
-    /// `visit(_:ofInterface:_:)` of a message libdbus marshalled, whose signature the caller checked is `sa{sv}as`
-    /// (`dbus_message_has_signature`): libdbus validated its header fields when it received it, so they are skipped
-    /// unread and only the body is read, still within bounds at every step.
+    /// `visit(_:ofInterface:_:)` of a message's body alone (`DBusSignalMessage.withBodyInPlace`), in the byte order
+    /// given: the body must be exactly `sa{sv}as`'s arguments, still read within bounds at every step.
     static func visit(
-        marshalledByLibdbus bytes: UnsafeRawBufferPointer, ofInterface interface: String,
+        body bytes: UnsafeRawBufferPointer, bigEndian: Bool, ofInterface interface: String,
         _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
     ) -> Bool {
-        // Byte order, message type, flags, protocol version, body length and serial, then the header fields.
-        guard var cursor = DBusWireCursor(message: bytes), cursor.seek(to: 12),
-            let fieldsEnd = cursor.enterArray(elementAlignment: 8), cursor.seek(to: fieldsEnd), cursor.align(8)
-        else { return false }
-        return visitBody(&cursor, at: cursor.offset, ofInterface: interface, visit)
+        var cursor = DBusWireCursor(body: bytes, bigEndian: bigEndian)
+        return visitBody(&cursor, at: 0, ofInterface: interface, visit)
     }
 
     private static func visitBody(

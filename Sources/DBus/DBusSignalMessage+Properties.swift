@@ -1,4 +1,5 @@
 internal import CDBus
+import Glibc
 
 /// The name of one changed property, compared in place (libdbus's bytes, valid only inside the visiting closure).
 package struct DBusPropertyName {
@@ -14,26 +15,67 @@ extension DBusSignalMessage {
     /// read in place. False when the signal has another shape (another interface, invalidated properties, extra
     /// arguments) or `visit` declines a property, so that the caller can leave the signal to the general path.
     ///
-    /// No `DBusValue` is built and libdbus's iterator is not used: the message is marshalled (one copy of its
-    /// bytes) and read by `DBusPropertiesChangedBody`, names compared in place and only the values `visit` takes
-    /// out copied.
+    /// No `DBusValue` is built: the body is read where libdbus keeps it (see `withBodyInPlace`) by
+    /// `DBusPropertiesChangedBody`, names compared in place and only the values `visit` takes out copied. False too
+    /// when the body cannot be found there, which leaves the signal to the general path.
     package func visitChangedProperties(
         ofInterface interface: String, _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
     ) -> Bool {
-        guard dbus_message_has_signature(pointer, "sa{sv}as") != 0 else { return false }
-        return withMarshalledBytes {
-            DBusPropertiesChangedBody.visit(marshalledByLibdbus: $0, ofInterface: interface, visit)
+        withBodyInPlace { body, bigEndian in
+            DBusPropertiesChangedBody.visit(body: body, bigEndian: bigEndian, ofInterface: interface, visit)
         } ?? false
     }
 
-    /// Hands `body` the message's bytes as they go over the wire (one copy, freed after `body`); nil when libdbus
-    /// cannot allocate it.
-    private func withMarshalledBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        var data: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { return nil }
-        defer { dbus_free(data) }
-        return body(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    /// Hands `body` the body of this message where libdbus keeps it, and its byte order, when the message's signature
+    /// is `sa{sv}as` (PropertiesChanged's): no copy, no allocation (marshalling a copy of a repeated advertisement
+    /// report cost some 2,400 instructions, and most of the C library's code it ran). Nil, without calling `body`,
+    /// for another signature or when the body cannot be told for sure.
+    ///
+    /// libdbus keeps a message's body in one piece and hands out a string argument as a pointer into it, so the
+    /// body starts at the first argument's length, 4 bytes before its characters. Where it ends follows from the
+    /// lengths its iterator reports of the two arrays after it. Each of the three lengths is read back from those
+    /// bytes before any of them is trusted; which byte order reads all three right is the body's.
+    package func withBodyInPlace<Result>(_ body: (UnsafeRawBufferPointer, _ bigEndian: Bool) -> Result) -> Result? {
+        var arguments = DBusMessageIter()
+        guard dbus_message_has_signature(pointer, "sa{sv}as") != 0, dbus_message_iter_init(pointer, &arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.string
+        else { return nil }
+        var characters: UnsafePointer<CChar>?
+        dbus_message_iter_get_basic(&arguments, &characters)
+        guard let characters, dbus_message_iter_next(&arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array
+        else { return nil }
+        let changedLength = Self.arrayBytes(&arguments)
+        guard dbus_message_iter_next(&arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array
+        else { return nil }
+        let invalidatedLength = Self.arrayBytes(&arguments)
+        // Offsets from the body's start, which the format aligns to 8 within the message.
+        let stringLength = strlen(characters)
+        let changedAt = (4 + stringLength + 1 + 3) & ~3
+        let invalidatedAt = (((changedAt + 4 + 7) & ~7) + changedLength + 3) & ~3
+        let bytes = UnsafeRawBufferPointer(
+            start: UnsafeRawPointer(characters) - 4, count: invalidatedAt + 4 + invalidatedLength)
+        func lengthsRead(bigEndian: Bool) -> Bool {
+            func uint32(at offset: Int) -> Int {
+                let raw = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                return Int(bigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw))
+            }
+            return uint32(at: 0) == stringLength && uint32(at: changedAt) == changedLength
+                && uint32(at: invalidatedAt) == invalidatedLength
+        }
+        switch (lengthsRead(bigEndian: false), lengthsRead(bigEndian: true)) {
+        case (true, false): return body(bytes, false)
+        case (false, true): return body(bytes, true)
+        default: return nil
+        }
+    }
+
+    /// The length in bytes of the array `iterator` is at, which libdbus tells an iterator inside the array.
+    private static func arrayBytes(_ iterator: inout DBusMessageIter) -> Int {
+        var elements = DBusMessageIter()
+        dbus_message_iter_recurse(&iterator, &elements)
+        return Int(gattway_dbus_iter_array_bytes(&elements))
     }
 }
 
@@ -56,5 +98,15 @@ extension DBusSignalMessage {
     /// The message marshalled: its bytes as they go over the wire.
     package var marshalled: [UInt8] {
         withMarshalledBytes { Array($0) } ?? []
+    }
+
+    /// Hands `body` the message's bytes as they go over the wire (one copy, freed after `body`); nil when libdbus
+    /// cannot allocate it.
+    private func withMarshalledBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        var data: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { return nil }
+        defer { dbus_free(data) }
+        return body(UnsafeRawBufferPointer(start: data, count: Int(length)))
     }
 }

@@ -22,6 +22,15 @@ struct DBusWireCursor {
         end = bytes.count
     }
 
+    /// A cursor over a message's body alone, at its start. The body starts at a multiple of 8 in its message, so
+    /// offsets from it align as the message's do.
+    init(body bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
+        self.bytes = bytes
+        self.bigEndian = bigEndian
+        offset = 0
+        end = bytes.count
+    }
+
     /// Whether everything up to the end of the current container was read.
     var atEnd: Bool { offset == end }
 

@@ -63,6 +63,31 @@ struct BlueZAdvertWireTests {
         }
     }
 
+    @Test("the body of libdbus's message is found where libdbus keeps it, in either byte order")
+    func bodyFoundInPlace() throws {
+        let reports = Self.cases.map { ($0.properties, [String]()) } + [([("RSSI", .int16(-60))], ["TxPower", "Name"])]
+        for (properties, invalidated) in reports {
+            for bigEndian in [false, true] {
+                let bytes = WireMessage.propertiesChanged(properties, invalidated: invalidated, bigEndian: bigEndian)
+                let found = try #require(
+                    bytes.withUnsafeBytes { bytes in
+                        DBusSignalMessage.demarshalled(bytes) {
+                            message -> (body: [UInt8], bigEndian: Bool, marshalled: [UInt8])? in
+                            guard let (body, order) = message.withBodyInPlace({ (Array($0), $1) }) else { return nil }
+                            return (body, order, message.marshalled)
+                        }
+                    } ?? nil, "big-endian \(bigEndian): not found in place")
+                // The message as libdbus now holds it: its body is its last bytes, of the length its header gives.
+                let marshalled = found.marshalled
+                let raw = marshalled.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self) }
+                let heldBigEndian = marshalled[0] == UInt8(ascii: "B")
+                let bodyLength = Int(heldBigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw))
+                #expect(found.body == Array(marshalled.suffix(bodyLength)), "big-endian \(bigEndian)")
+                #expect(found.bigEndian == heldBigEndian, "big-endian \(bigEndian)")
+            }
+        }
+    }
+
     @Test("another interface, member, signature, an invalidated name, or a byte too many or too few is declined")
     func otherShapesDeclined() {
         let rssi: [(String, WireValue)] = [("RSSI", .int16(-60))]
