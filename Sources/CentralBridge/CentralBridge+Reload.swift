@@ -118,9 +118,9 @@ extension CentralBridge {
     /// match once) must not hold a slot for good. Configured addresses stay tracked.
     ///
     /// Runs every 2 s without syncing first (see `syncAdverts`): applying every heard device's newest advertised
-    /// data to the tree at each sweep took 5 % of Gattway's CPU with a thousand passive advertisers, and the tree
-    /// needs that data only when the actor reads it, which syncs. A device the actor last heard longer ago than the
-    /// timeout is asked of the advert path instead, which took its reports if anyone did.
+    /// data to the tree at each sweep took 5 % of Gattway's instructions with a thousand passive advertisers, and
+    /// the tree needs that data only when the actor reads it, which syncs. A device the actor last heard longer ago
+    /// than the timeout is asked of the advert path instead, which took its reports if anyone did.
     func releaseUnheardDevices() async {
         let now = clock.now
         let timeout = configuration.bluetooth.unheardTimeout
