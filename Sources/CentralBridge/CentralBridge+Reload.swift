@@ -125,7 +125,11 @@ extension CentralBridge {
         let now = clock.now
         let timeout = configuration.bluetooth.unheardTimeout
         var stale: [String] = []
-        for index in devices.values.indices {
+        // By index, not over `indices`, which holds the dictionary's storage: the first change below would then
+        // copy every device.
+        var index = devices.startIndex
+        while index != devices.endIndex {
+            defer { devices.formIndex(after: &index) }
             guard devices.values[index].lastHeard.duration(to: now) >= timeout else { continue }
             let device = devices.values[index]
             guard case .match = configuration.devices[device.configIndex].selector else { continue }
