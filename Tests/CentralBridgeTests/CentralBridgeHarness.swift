@@ -84,6 +84,17 @@ struct CentralBridgeHarness {
         try await broker.nextPublished(on: topic, since: since, where: predicate)
     }
 
+    /// Advertises `device` until the D-Bus loop's advert path takes its report (a device is registered there once
+    /// the actor has handled it), for at most 10 s. Returns whether it did.
+    func advertiseUntilTaken(_ device: FakePeripheral, rssi: Int16) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if central.advertise(device, rssi: rssi) { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
     /// Waits until `device` is announced online.
     func waitOnline(_ device: String, since: Int = 0) async throws {
         _ = try await next(on: "gw/\(device)/availability", since: since) { $0.payloadText == "online" }

@@ -37,13 +37,9 @@ struct CentralBridgeTests {
             world.central.advertise(Harness.strap)
             try await world.waitOnline("strap")
             // The link's Connected event re-registers the device; until then its reports are still events.
-            var taken = false
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !taken, ContinuousClock.now < deadline {
-                taken = world.central.advertise(Harness.strap, rssi: -42)
-                if !taken { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(taken, "a connected device's report is taken on the loop")
+            #expect(
+                try await world.advertiseUntilTaken(Harness.strap, rssi: -42),
+                "a connected device's report is taken on the loop")
             _ = try await world.next(on: "gw/strap/advert") { $0.payloadText.contains(#""rssi":-42"#) }
 
             world.central.setConnectBehaviour(.hang, for: Harness.strap)
