@@ -58,7 +58,7 @@ package func makeTemporaryDirectory(_ prefix: String = "gattway-test") throws ->
 private enum TemporaryDirectories {
     private static let made = Mutex<[String]>([])
     private static let handlerInstalled: Bool = {
-        guard ProcessInfo.processInfo.environment["GATTWAY_KEEP_TEST_FILES"] == nil else { return false }
+        guard ProcessInfo.processInfo.environment["GATTWAY_KEEP_TEST_FILES"] != "1" else { return false }
         return atexit { TemporaryDirectories.removeAll() } == 0
     }()
 
