@@ -6,7 +6,8 @@ import DBus
 /// (`DBusPropertiesChangedBody`), which must decline what it cannot read and never read out of bounds. When libdbus
 /// accepts the same bytes, the reading must be the one made through libdbus, and what it takes must be what the
 /// general decoding makes of the message. A report read after the input before it (reusing its storage, as the
-/// tap does) must read as a report read alone.
+/// tap does, and in place skipping a body that repeats the one before but for its RSSI) must read as a report read
+/// alone.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDBusProperties(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     let bytes = UnsafeRawBufferPointer(start: data, count: count)
@@ -15,6 +16,11 @@ public func fuzzDBusProperties(_ data: UnsafePointer<UInt8>, _ count: Int) -> In
     precondition(alone == inARow, "a report read after another differs from the same report read alone")
     DBusSignalMessage.demarshalled(bytes) { message in
         let throughLibdbus = BlueZClient.advertProperties(of: message)
+        // In place after the input before (whose body it may repeat but for the RSSI), then right after itself.
+        let inPlaceInARow = BlueZClient.advertProperties(of: message, reusing: previousInPlace)
+        precondition(inPlaceInARow == throughLibdbus, "a body read after another differs from the same body alone")
+        let repeated = BlueZClient.advertProperties(of: message, reusing: previousInPlace)
+        precondition(repeated == throughLibdbus, "a repeated body reads differently from its first reading")
         // libdbus takes the first message of the bytes and leaves what follows it.
         if message.marshalled.elementsEqual(bytes) {
             precondition(throughLibdbus == alone, "the wire reader and libdbus read the report differently")
@@ -29,5 +35,7 @@ public func fuzzDBusProperties(_ data: UnsafePointer<UInt8>, _ count: Int) -> In
     return 0
 }
 
-/// The storage of the input before, as the tap keeps it from one report to the next.
+/// The storage of the input before, as the tap keeps it from one report to the next (for the marshalled reading and
+/// for the reading in place).
 let previous = LastAdvertReport()
+let previousInPlace = LastAdvertReport()

@@ -1,5 +1,6 @@
 package import BluetoothCore
 package import DBus
+import Glibc
 
 extension BlueZClient {
     /// Advertised data a device's PropertiesChanged may carry before it is declined as hostile: more entries or
@@ -14,7 +15,7 @@ extension BlueZClient {
     /// signal is dispatched. When `handler` returns true the report is taken and `watch()` does not see it; when
     /// it returns false (or the signal carries anything else) the signal goes on to `watch()` as usual.
     ///
-    /// The passive advertisement hot path: the signal is read in place (`visitChangedProperties`), not decoded into
+    /// The passive advertisement hot path: the signal is read in place (`DBusSignalMessage.withBodyInPlace`), not decoded into
     /// `DBusValue`s, and no task or actor hand-off happens per advertisement. `handler` must be quick.
     package func tapDeviceAdverts(
         _ handler: @escaping @Sendable (_ devicePath: String, _ properties: [BLEDeviceProperty]) -> Bool
@@ -41,12 +42,24 @@ extension BlueZClient {
     }
 
     /// The advert properties of `PropertiesChanged(Device1, {…}, [])`, or nil when it carries any other property,
-    /// a value of an unexpected type or size, or invalidates one. Advertised data equal to what `last` holds (the
+    /// a value of an unexpected type or size, or invalidates one, or when its body cannot be found where libdbus keeps
+    /// it (it is read there, `DBusSignalMessage.withBodyInPlace`). Advertised data equal to what `last` holds (the
     /// same device's previous report) is handed on as that same storage, and `last` keeps what this one carried.
+    ///
+    /// A body that repeats the one `last` read, byte for byte but for the RSSI's value, is not read again: bluetoothd
+    /// sends every report of a device while duplicates are on, and one whose data did not change differs at most in
+    /// the RSSI (the same bytes in the same byte order hold the same properties, and an `n` value is any 2 bytes).
     package static func advertProperties(
         of message: DBusSignalMessage, reusing last: LastAdvertReport = LastAdvertReport()
     ) -> [BLEDeviceProperty]? {
-        advertProperties(reusing: last) { message.visitChangedProperties(ofInterface: BlueZName.device, $0) }
+        message.withBodyInPlace { body, bigEndian in
+            if let repeated = last.repeated(body, bigEndian: bigEndian) { return repeated }
+            let properties = advertProperties(reusing: last) {
+                DBusPropertiesChangedBody.visit(body: body, bigEndian: bigEndian, ofInterface: BlueZName.device, $0)
+            }
+            if properties != nil { last.remember(body, bigEndian: bigEndian) }
+            return properties
+        } ?? nil
     }
 
     /// `advertProperties(of:reusing:)` of a marshalled message's bytes (for fuzzing: the hot path reads what libdbus
@@ -63,6 +76,7 @@ extension BlueZClient {
     ) -> [BLEDeviceProperty]? {
         // The list of the report before, taken out of `last` so that its storage is uniquely referenced and kept:
         // a report allocates nothing when it repeats the one before.
+        last.forgetBody()
         var properties = last.takeProperties()
         properties.removeAll(keepingCapacity: true)
         properties.reserveCapacity(3)
@@ -70,6 +84,7 @@ extension BlueZClient {
         let complete = visiting { name, value in
             if name.is("RSSI") {
                 guard let rssi = value.int16() else { return false }
+                if last.rssi == nil { last.rssi = (offset: value.offset - 2, index: properties.count) }
                 properties.append(.rssi(rssi))
             } else if name.is("ServiceData") {
                 guard
@@ -111,8 +126,54 @@ package final class LastAdvertReport: @unchecked Sendable {
     var manufacturerData: [UInt16: [UInt8]] = [:]
     /// The properties list handed on last, whose storage the next report reuses once the handler let go of it.
     var properties: [BLEDeviceProperty] = []
+    /// Where the first RSSI value of the report last read lies: its offset in the bytes read, and its index in
+    /// `properties`.
+    var rssi: (offset: Int, index: Int)?
+    /// The body `properties` was read from in place, when it was remembered (bodies up to `maxRememberedBody`
+    /// bytes, so this holds at most that much), and its byte order.
+    private var body: [UInt8] = []
+    private var bodyBigEndian = false
+    private var bodyRemembered = false
+    static let maxRememberedBody = 2_048
 
     package init() {}
+
+    /// The properties of a body that repeats the remembered one in the same byte order, byte for byte but for the
+    /// RSSI's two bytes: `properties`, with the RSSI this body holds. Nil for any other body.
+    func repeated(_ bytes: UnsafeRawBufferPointer, bigEndian: Bool) -> [BLEDeviceProperty]? {
+        guard bodyRemembered, bigEndian == bodyBigEndian, bytes.count == body.count, let new = bytes.baseAddress
+        else { return nil }
+        let rssi = self.rssi
+        let same = body.withUnsafeBytes { remembered in
+            guard let old = remembered.baseAddress else { return false }
+            guard let rssi else { return memcmp(old, new, bytes.count) == 0 }
+            let after = rssi.offset + 2
+            return memcmp(old, new, rssi.offset) == 0 && memcmp(old + after, new + after, bytes.count - after) == 0
+        }
+        guard same else { return nil }
+        guard let rssi else { return properties }
+        var properties = takeProperties()
+        let raw = bytes.loadUnaligned(fromByteOffset: rssi.offset, as: UInt16.self)
+        properties[rssi.index] = .rssi(
+            Int16(bitPattern: bigEndian ? UInt16(bigEndian: raw) : UInt16(littleEndian: raw)))
+        self.properties = properties
+        return properties
+    }
+
+    /// Remembers the body `properties` were just read from, in place, for `repeated`.
+    func remember(_ bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
+        guard bytes.count <= Self.maxRememberedBody else { return }
+        body.removeAll(keepingCapacity: true)
+        body.append(contentsOf: bytes)
+        bodyBigEndian = bigEndian
+        bodyRemembered = true
+    }
+
+    /// `properties` are about to be read anew (or for another device): no body repeats them any more.
+    func forgetBody() {
+        bodyRemembered = false
+        rssi = nil
+    }
 
     func takeProperties() -> [BLEDeviceProperty] {
         defer { properties = [] }
@@ -121,6 +182,7 @@ package final class LastAdvertReport: @unchecked Sendable {
 
     /// Starts over for another device's report.
     func forget(for path: String) {
+        forgetBody()
         self.path = path
         serviceData = [:]
         manufacturerData = [:]

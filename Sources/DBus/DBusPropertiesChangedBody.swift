@@ -22,7 +22,7 @@ package enum DBusPropertiesChangedBody {
 
     /// `visit(_:ofInterface:_:)` of a message's body alone (`DBusSignalMessage.withBodyInPlace`), in the byte order
     /// given: the body must be exactly `sa{sv}as`'s arguments, still read within bounds at every step.
-    static func visit(
+    package static func visit(
         body bytes: UnsafeRawBufferPointer, bigEndian: Bool, ofInterface interface: String,
         _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
     ) -> Bool {

@@ -11,21 +11,6 @@ package struct DBusPropertyName {
 }
 
 extension DBusSignalMessage {
-    /// For `PropertiesChanged(interface, {name: <value>, …}, [])`: hands each changed property to `visit` in order,
-    /// read in place. False when the signal has another shape (another interface, invalidated properties, extra
-    /// arguments) or `visit` declines a property, so that the caller can leave the signal to the general path.
-    ///
-    /// No `DBusValue` is built: the body is read where libdbus keeps it (see `withBodyInPlace`) by
-    /// `DBusPropertiesChangedBody`, names compared in place and only the values `visit` takes out copied. False too
-    /// when the body cannot be found there, which leaves the signal to the general path.
-    package func visitChangedProperties(
-        ofInterface interface: String, _ visit: (DBusPropertyName, inout DBusVariantReader) -> Bool
-    ) -> Bool {
-        withBodyInPlace { body, bigEndian in
-            DBusPropertiesChangedBody.visit(body: body, bigEndian: bigEndian, ofInterface: interface, visit)
-        } ?? false
-    }
-
     /// Hands `body` the body of this message where libdbus keeps it, and its byte order, when the message's signature
     /// is `sa{sv}as` (PropertiesChanged's): no copy, no allocation (a marshalled copy of a repeated advertisement
     /// report cost about as many instructions as the iterator calls here, but its malloc, realloc and free were most

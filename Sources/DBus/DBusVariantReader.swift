@@ -12,6 +12,10 @@ package struct DBusVariantReader {
         self.cursor = cursor
     }
 
+    /// Where the next read starts, counted from the start of the bytes being read (the body, when it is read in
+    /// place): after `int16()`, the value lies in the 2 bytes before it.
+    package var offset: Int { cursor.offset }
+
     /// An `n` value.
     package mutating func int16() -> Int16? {
         guard cursor.signature(is: "n"), let raw = cursor.uint16() else { return nil }

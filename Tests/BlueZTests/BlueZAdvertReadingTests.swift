@@ -159,10 +159,11 @@ struct BlueZAdvertReadingTests {
         let first = "/org/bluez/hci0/dev_A4_C1_38_B0_00_01"
         let second = "/org/bluez/hci0/dev_A4_C1_38_B0_00_02"
         let other = "0000181a-0000-1000-8000-00805f9b34fb"
-        func service(_ entries: [(String, [UInt8])]) -> [DBusValue] {
+        func service(_ entries: [(String, [UInt8])], rssi: Int16 = -60) -> [DBusValue] {
             changed(
-                device, [("ServiceData", serviceData(entries.map { ($0.0, .bytes($0.1)) })), ("RSSI", .int16(-60))])
+                device, [("ServiceData", serviceData(entries.map { ($0.0, .bytes($0.1)) })), ("RSSI", .int16(rssi))])
         }
+        func rssi(_ values: Int16...) -> [DBusValue] { changed(device, values.map { ("RSSI", .int16($0)) }) }
         func manufacturer(_ entries: [(UInt16, [UInt8])]) -> [DBusValue] {
             changed(
                 device,
@@ -204,6 +205,23 @@ struct BlueZAdvertReadingTests {
             (second, manufacturer([(0x0499, [1])]), [.manufacturerData([0x0499: [1]])]),
             (second, service([(bthome, [1, 2, 3])]), [.serviceData([bthome: [1, 2, 3]]), .rssi(-60)]),
             (first, service([(bthome, [1, 2, 3])]), [.serviceData([bthome: [1, 2, 3]]), .rssi(-60)]),
+            // Repeats that differ in the RSSI alone (not read again), then in the data, in both.
+            (first, service([(bthome, [1, 2, 3])], rssi: -61), [.serviceData([bthome: [1, 2, 3]]), .rssi(-61)]),
+            (first, service([(bthome, [1, 2, 3])], rssi: 300), [.serviceData([bthome: [1, 2, 3]]), .rssi(300)]),
+            (first, service([(bthome, [1, 2, 3])], rssi: 300), [.serviceData([bthome: [1, 2, 3]]), .rssi(300)]),
+            (first, service([(bthome, [1, 2, 4])], rssi: 300), [.serviceData([bthome: [1, 2, 4]]), .rssi(300)]),
+            (first, service([(bthome, [1, 2, 5])], rssi: -70), [.serviceData([bthome: [1, 2, 5]]), .rssi(-70)]),
+            (first, service([(bthome, [1, 2, 5])], rssi: -71), [.serviceData([bthome: [1, 2, 5]]), .rssi(-71)]),
+            (second, service([(bthome, [1, 2, 5])], rssi: -72), [.serviceData([bthome: [1, 2, 5]]), .rssi(-72)]),
+            (second, rssi(-50), [.rssi(-50)]),
+            (second, rssi(-51), [.rssi(-51)]),
+            // Two RSSI entries: the first one's bytes alone may differ in a repeat.
+            (second, rssi(-50, -52), [.rssi(-50), .rssi(-52)]),
+            (second, rssi(-53, -52), [.rssi(-53), .rssi(-52)]),
+            (second, rssi(-53, -54), [.rssi(-53), .rssi(-54)]),
+            (second, rssi(-55, -56), [.rssi(-55), .rssi(-56)]),
+            (second, changed(device, [("RSSI", .int16(-55)), ("Connected", .bool(true))]), nil),
+            (second, rssi(-55, -56), [.rssi(-55), .rssi(-56)]),
         ]
     }()
 
