@@ -316,7 +316,9 @@ final class AdvertPublisher: Sendable {
 
     /// The advert flush timer of `device` fired: publishes what it held back.
     private func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) {
-        guard case .publish(let payload) = device.adverts.flushTimerFired(at: now), mayPublish else { return }
+        guard device.adverts.flushTimerFired(),
+            let payload = device.adverts.publishIfNew(Self.advertPayload(device.state), at: now), mayPublish
+        else { return }
         // Under the lock, as every publication of a device, so that none overtakes another.
         outbox.send(
             MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
@@ -345,11 +347,10 @@ final class AdvertPublisher: Sendable {
         decode(
             &device, refusals: &refusals, encryptionCounters: &encryptionCounters, at: now, mayPublish: mayPublish,
             actions: &actions, messages: &messages)
-        let payload = Self.advertPayload(device.state)
-        switch device.adverts.advertChanged(payload, at: now) {
-        case .publish(let payload):
+        switch device.adverts.advertChanged(at: now) {
+        case .makeAdvert:
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
-            if mayPublish {
+            if let payload = device.adverts.publishIfNew(Self.advertPayload(device.state), at: now), mayPublish {
                 messages.append(
                     MQTTMessage(
                         topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))

@@ -8,19 +8,22 @@ enum AdvertsWorkload: Sendable, Equatable {
     /// One BTHome sensor advertising `rate` times a second, each advertisement a new reading.
     case burst(rate: Int)
     /// One BTHome sensor advertising `rate` times a second with a new reading once a second, repeating the same
-    /// packet in between, as sensors do: most advertisements carry nothing new.
-    case repeating(rate: Int)
+    /// packet in between, as sensors do: most advertisements carry nothing new. With `rssiMoving`, the RSSI of its
+    /// reports moves as a real link's does (a random walk of up to 2 dB a report), so a repeat's RSSI mostly changes.
+    case repeating(rate: Int, rssiMoving: Bool = false)
 
     static let burstAddress = "A4:C1:38:B0:00:01"
 
-    /// Parses `crowd`, a rate such as `100`, or a rate of repeats such as `100r`.
+    /// Parses `crowd`, a rate such as `100`, or a rate of repeats such as `100r` (`100w`: with the RSSI moving).
     init?(_ text: String) {
         if text == "crowd" {
             self = .crowd
         } else if let rate = Int(text), (1...1000).contains(rate) {
             self = .burst(rate: rate)
-        } else if text.hasSuffix("r"), let rate = Int(text.dropLast()), (1...1000).contains(rate) {
-            self = .repeating(rate: rate)
+        } else if text.hasSuffix("r") || text.hasSuffix("w"), let rate = Int(text.dropLast()),
+            (1...1000).contains(rate)
+        {
+            self = .repeating(rate: rate, rssiMoving: text.hasSuffix("w"))
         } else {
             return nil
         }
@@ -30,7 +33,7 @@ enum AdvertsWorkload: Sendable, Equatable {
         switch self {
         case .crowd: "1,000 sensors × 1/s"
         case .burst(let rate): "1 sensor × \(rate)/s"
-        case .repeating(let rate): "1 sensor × \(rate)/s, 1 new/s"
+        case .repeating(let rate, let rssiMoving): "1 sensor × \(rate)/s, 1 new/s\(rssiMoving ? ", RSSI moving" : "")"
         }
     }
 
@@ -38,7 +41,7 @@ enum AdvertsWorkload: Sendable, Equatable {
     var nominalRate: Double {
         switch self {
         case .crowd: 1000
-        case .burst(let rate), .repeating(let rate): Double(rate)
+        case .burst(let rate), .repeating(let rate, _): Double(rate)
         }
     }
 
@@ -60,10 +63,13 @@ enum AdvertsWorkload: Sendable, Equatable {
     func prepare(_ stage: AdvertsStage) async throws {
         let rate: Int
         let newPackets: String
+        var rssiWalk = ""
         switch self {
         case .crowd: return
         case .burst(let burstRate): (rate, newPackets) = (burstRate, #""every_advert": true"#)
-        case .repeating(let repeatRate): (rate, newPackets) = (repeatRate, #""period_s": 1"#)
+        case .repeating(let repeatRate, let rssiMoving):
+            (rate, newPackets) = (repeatRate, #""period_s": 1"#)
+            if rssiMoving { rssiWalk = #""rssi_walk": {"min": -75, "max": -45, "step": 2},"# }
         }
         let interval = 1000.0 / Double(rate)
         try await stage.simulatorCall(
@@ -72,6 +78,7 @@ enum AdvertsWorkload: Sendable, Equatable {
                 .string(
                     """
                     {"address": "\(Self.burstAddress)", "connectable": false, "interval_ms": \(interval), "rssi": -55,
+                     \(rssiWalk)
                      "advert": {"flags": 6, "name": "ATC_B00001"},
                      "sensor": {"format": "bthome", \(newPackets), "step": {"temperature": 0.01}, "step_wrap": 1000,
                                 "readings": [{"battery": 90, "temperature": 20.0, "humidity": 50.0}]}}

@@ -140,6 +140,33 @@ struct AdvertPublisherTests {
         #expect(try await world.published(on: "gw/thermo/advert").count == 2)
     }
 
+    @Test(
+        "RSSI changes within advert_min_interval go out once, at the flush, as the newest; an RSSI back to the published one by then publishes nothing"
+    )
+    func rssiChangesWithinTheInterval() async throws {
+        let world = World(minimumInterval: .seconds(5))
+        _ = world.report(Self.bthome(centidegrees: 2000) + [.rssi(-60)])
+        let (_, followUps) = world.report([.rssi(-61)])
+        #expect(followUps.count == 1, "one flush: \(followUps)")
+        #expect(world.report([.rssi(-62)]).1.isEmpty && world.report([.rssi(-63)]).1.isEmpty)
+        #expect(try await world.published(on: "gw/thermo/advert").count == 1)
+        world.clock.advance(by: .seconds(5))
+        world.publisher.flushAdvert(Self.path, mayPublish: true)
+        var adverts = try await world.published(on: "gw/thermo/advert")
+        #expect(adverts.count == 2)
+        #expect(adverts.last?.contains("\"rssi\":-63") ?? false, "the newest RSSI: \(adverts)")
+        _ = world.report([.rssi(-64)])
+        _ = world.report([.rssi(-63)])
+        world.clock.advance(by: .seconds(5))
+        world.publisher.flushAdvert(Self.path, mayPublish: true)
+        adverts = try await world.published(on: "gw/thermo/advert")
+        #expect(adverts.count == 2, "back to the published advert: \(adverts)")
+        _ = world.report([.rssi(-65)])
+        adverts = try await world.published(on: "gw/thermo/advert")
+        #expect(adverts.count == 3, "the interval had passed: at once")
+        #expect(adverts.last?.contains("\"rssi\":-65") ?? false)
+    }
+
     /// A timer of the report thread that holds what it is given until the test runs it.
     final class HeldSinkTimer: Sendable {
         private let held = Mutex<[(delay: Duration, work: @Sendable () -> Void)]>([])

@@ -1,8 +1,15 @@
 /// Rate limit of one device's advert topic: a changed advert is published at once unless one went out less than
 /// `minimumInterval` ago; then the newest one goes out when the interval is over. Pure: time passed in.
+///
+/// The advert itself (a JSON document) is made only when it may go out: a change within the interval only marks it
+/// due, and the flush makes the newest. A sensor's RSSI changes with nearly every report while duplicates are on,
+/// so most changes fall within an interval, where making the document each time cost more than the rest of the
+/// report.
 package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
-    package enum Action: Sendable, Equatable {
-        case publish([UInt8])
+    /// What to do about a change.
+    package enum Change: Sendable, Equatable {
+        /// It may go out now: make the advert and hand it to `publishIfNew`.
+        case makeAdvert
         /// Start a timer; call `flushTimerFired` after `after`.
         case scheduleFlush(after: Duration)
         case none
@@ -11,7 +18,8 @@ package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.
     package let minimumInterval: Duration
     private var lastPublished: Instant?
     private var lastPayload: [UInt8]?
-    private var pending: [UInt8]?
+    /// The advert changed since it was last published (or found unchanged).
+    private var changed = false
     private var flushScheduled = false
 
     package init(minimumInterval: Duration) {
@@ -20,30 +28,31 @@ package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.
 
     // Specialized here for the bridge's clock and exported: called per advertisement from another module.
     @_specialize(exported:true,where Instant == BridgeClock.Instant)
-    package mutating func advertChanged(_ payload: [UInt8], at now: Instant) -> Action {
-        guard payload != lastPayload else {
-            pending = nil  // back to what was published: nothing left to flush
-            return .none
-        }
+    package mutating func advertChanged(at now: Instant) -> Change {
         if let lastPublished, lastPublished.duration(to: now) < minimumInterval {
-            pending = payload
+            changed = true
             guard !flushScheduled else { return .none }
             flushScheduled = true
             return .scheduleFlush(after: minimumInterval - lastPublished.duration(to: now))
         }
-        return publish(payload, at: now)
+        return .makeAdvert
     }
 
-    package mutating func flushTimerFired(at now: Instant) -> Action {
+    /// The flush timer fired: whether the advert changed since it was last published (then make it and hand it to
+    /// `publishIfNew`).
+    package mutating func flushTimerFired() -> Bool {
         flushScheduled = false
-        guard let pending else { return .none }
-        return publish(pending, at: now)
+        return changed
     }
 
-    private mutating func publish(_ payload: [UInt8], at now: Instant) -> Action {
+    /// The newest advert, made when `advertChanged` or `flushTimerFired` said so: what to publish, or nil when it is
+    /// the one published last.
+    @_specialize(exported:true,where Instant == BridgeClock.Instant)
+    package mutating func publishIfNew(_ payload: [UInt8], at now: Instant) -> [UInt8]? {
+        changed = false
+        guard payload != lastPayload else { return nil }
         lastPublished = now
         lastPayload = payload
-        pending = nil
-        return .publish(payload)
+        return payload
     }
 }
