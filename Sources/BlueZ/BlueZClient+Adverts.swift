@@ -15,8 +15,8 @@ extension BlueZClient {
     /// signal is dispatched. When `handler` returns true the report is taken and `watch()` does not see it; when
     /// it returns false (or the signal carries anything else) the signal goes on to `watch()` as usual.
     ///
-    /// The passive advertisement hot path: the signal is read in place (`DBusSignalMessage.withBodyInPlace`), not decoded into
-    /// `DBusValue`s, and no task or actor hand-off happens per advertisement. `handler` must be quick.
+    /// The passive advertisement hot path: the signal is read in place (`DBusSignalMessage.withBodyInPlace`), not
+    /// decoded into `DBusValue`s, and no task or actor hand-off happens per advertisement. `handler` must be quick.
     package func tapDeviceAdverts(
         _ handler: @escaping @Sendable (_ devicePath: String, _ properties: [BLEDeviceProperty]) -> Bool
     ) async throws -> DBusSignalTapToken {
