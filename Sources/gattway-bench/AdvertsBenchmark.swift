@@ -28,7 +28,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         help:
             "Workloads (comma-separated): crowd (1,000 sensors at 1/s each), rates of one sensor with a new reading in every advertisement (100), and rates of one sensor with a new reading once a second and repeats between (100r; 100w: with the RSSI moving, as a real link's does)."
     )
-    var workloads: String = "crowd,100,500,100r,500r"
+    var workloads: String = "crowd,100,500,100r,500r,100w"
     @Option(
         help:
             "Receivers to run (comma-separated: c, c-publish, gattway); the ratio columns need c and c-publish."
