@@ -134,7 +134,10 @@ package final class LastAdvertReport: @unchecked Sendable {
     private var body: [UInt8] = []
     private var bodyBigEndian = false
     private var bodyRemembered = false
-    static let maxRememberedBody = 2_048
+    package static let maxRememberedBody = 2_048
+
+    /// The bytes of body remembered now (0 when none): at most `maxRememberedBody`.
+    package var rememberedBodyBytes: Int { bodyRemembered ? body.count : 0 }
 
     package init() {}
 

@@ -2,6 +2,7 @@ import BlueZ
 import BluetoothCore
 import DBus
 import Logging
+import Synchronization
 import TestWorld
 import Testing
 
@@ -164,6 +165,9 @@ struct BlueZAdvertReadingTests {
                 device, [("ServiceData", serviceData(entries.map { ($0.0, .bytes($0.1)) })), ("RSSI", .int16(rssi))])
         }
         func rssi(_ values: Int16...) -> [DBusValue] { changed(device, values.map { ("RSSI", .int16($0)) }) }
+        let large: [(String, [UInt8])] = [
+            (bthome, Array(repeating: 7, count: 1_200)), (other, Array(repeating: 8, count: 1_000)),
+        ]
         func manufacturer(_ entries: [(UInt16, [UInt8])]) -> [DBusValue] {
             changed(
                 device,
@@ -222,17 +226,28 @@ struct BlueZAdvertReadingTests {
             (second, rssi(-55, -56), [.rssi(-55), .rssi(-56)]),
             (second, changed(device, [("RSSI", .int16(-55)), ("Connected", .bool(true))]), nil),
             (second, rssi(-55, -56), [.rssi(-55), .rssi(-56)]),
+            // A body over 2 KiB is not remembered: its repeats are read whole, and still read right.
+            (second, service(large, rssi: -40), [.serviceData(Dictionary(uniqueKeysWithValues: large)), .rssi(-40)]),
+            (second, service(large, rssi: -41), [.serviceData(Dictionary(uniqueKeysWithValues: large)), .rssi(-41)]),
+            (second, service(large, rssi: -41), [.serviceData(Dictionary(uniqueKeysWithValues: large)), .rssi(-41)]),
+            (second, service([(bthome, [1])], rssi: -41), [.serviceData([bthome: [1]]), .rssi(-41)]),
         ]
     }()
 
     @Test("a report read after another gives what it carries, whatever the one before held")
     func reportsReadInARow() async throws {
         let last = LastAdvertReport()
+        let remembered = Mutex<[Int]>([])
         let received = try await Self.tapped(Self.sequence.map { ($0.path, $0.arguments) }) { message in
             let report = BlueZClient.advertReport(message, after: last)
+            remembered.withLock { $0.append(last.rememberedBodyBytes) }
             return (report?.path ?? message.path, report?.properties)
         }
         #expect(received.count == Self.sequence.count)
+        let sizes = remembered.withLock { $0 }
+        #expect(sizes.allSatisfy { $0 <= LastAdvertReport.maxRememberedBody }, "\(sizes)")
+        #expect(sizes.suffix(4).prefix(3).allSatisfy { $0 == 0 }, "the large bodies are not remembered: \(sizes)")
+        #expect(sizes.last ?? 0 > 0, "a small body read whole is remembered")
         for (index, (path, properties)) in received.enumerated() {
             #expect(path == Self.sequence[index].path, "report \(index)")
             #expect(properties == Self.sequence[index].expected, "report \(index)")
