@@ -77,9 +77,13 @@ struct AdvertsReport {
                 "is Gattway's states (one per new reading, advert_min_interval 1 s), and C rcv+MQTT does not run.")
         }
         if rows.contains(where: { if case .repeating(_, true) = $0.workload { true } else { false } }) {
+            let walk = AdvertsWorkload.rssiWalk
             Swift.print(
-                "\", RSSI moving\": the same, with the RSSI of each report a random walk (up to 2 dB a report, -75 to")
-            Swift.print("-45 dBm), as a real link's: most repeats change the RSSI, and so the advert JSON.")
+                "\", RSSI moving\": the same, with the RSSI of each report a random walk (up to \(walk.step) dB a report,"
+            )
+            Swift.print(
+                "\(walk.min) to \(walk.max) dBm), as a real link's: most repeats change the RSSI, and so the advert JSON."
+            )
         }
         // On repeats CPU is divided by the reports sent, so a Gattway that stopped publishing would still look
         // cheap: its states must keep up with the sensor's new readings (one a second).

@@ -13,6 +13,8 @@ enum AdvertsWorkload: Sendable, Equatable {
     case repeating(rate: Int, rssiMoving: Bool = false)
 
     static let burstAddress = "A4:C1:38:B0:00:01"
+    /// The RSSI walk of `rssiMoving`: dBm bounds, and the most it moves from one report to the next.
+    static let rssiWalk = (min: -75, max: -45, step: 2)
 
     /// Parses `crowd`, a rate such as `100`, or a rate of repeats such as `100r` (`100w`: with the RSSI moving).
     init?(_ text: String) {
@@ -69,7 +71,10 @@ enum AdvertsWorkload: Sendable, Equatable {
         case .burst(let burstRate): (rate, newPackets) = (burstRate, #""every_advert": true"#)
         case .repeating(let repeatRate, let rssiMoving):
             (rate, newPackets) = (repeatRate, #""period_s": 1"#)
-            if rssiMoving { rssiWalk = #""rssi_walk": {"min": -75, "max": -45, "step": 2},"# }
+            if rssiMoving {
+                let walk = Self.rssiWalk
+                rssiWalk = #""rssi_walk": {"min": \#(walk.min), "max": \#(walk.max), "step": \#(walk.step)},"#
+            }
         }
         let interval = 1000.0 / Double(rate)
         try await stage.simulatorCall(
