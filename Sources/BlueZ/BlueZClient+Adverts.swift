@@ -52,14 +52,18 @@ extension BlueZClient {
     package static func advertProperties(
         of message: DBusSignalMessage, reusing last: LastAdvertReport = LastAdvertReport()
     ) -> [BLEDeviceProperty]? {
-        message.withBodyInPlace { body, bigEndian in
-            if let repeated = last.repeated(body, bigEndian: bigEndian) { return repeated }
-            let properties = advertProperties(reusing: last) {
+        var properties: [BLEDeviceProperty]?
+        _ = message.withBodyInPlace { body, bigEndian in
+            if let repeated = last.repeated(body, bigEndian: bigEndian) {
+                properties = repeated
+                return
+            }
+            properties = advertProperties(reusing: last) {
                 DBusPropertiesChangedBody.visit(body: body, bigEndian: bigEndian, ofInterface: BlueZName.device, $0)
             }
             if properties != nil { last.remember(body, bigEndian: bigEndian) }
-            return properties
-        } ?? nil
+        }
+        return properties
     }
 
     /// `advertProperties(of:reusing:)` of a marshalled message's bytes (for fuzzing: the hot path reads what libdbus

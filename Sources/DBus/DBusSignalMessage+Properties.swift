@@ -14,27 +14,30 @@ extension DBusSignalMessage {
     /// Hands `body` the body of this message where libdbus keeps it, and its byte order, when the message's signature
     /// is `sa{sv}as` (PropertiesChanged's): no copy, no allocation (a marshalled copy of a repeated advertisement
     /// report cost about as many instructions as the iterator calls here, but its malloc, realloc and free were most
-    /// of the C library's code a report ran). Nil, without calling `body`, for another signature or when the body
+    /// of the C library's code a report ran). False, without calling `body`, for another signature or when the body
     /// cannot be told for sure.
     ///
     /// libdbus keeps a message's body in one piece and hands out a string argument as a pointer into it, so the
     /// body starts at the first argument's length, 4 bytes before its characters. Where it ends follows from the
     /// lengths its iterator reports of the two arrays after it. Each of the three lengths is read back from those
     /// bytes before any of them is trusted; which byte order reads all three right is the body's.
-    package func withBodyInPlace<Result>(_ body: (UnsafeRawBufferPointer, _ bigEndian: Bool) -> Result) -> Result? {
+    ///
+    /// Not generic: across modules a generic result went through its type's value witnesses, unspecialized, on
+    /// every report; `body` sets what it makes in the caller's variable.
+    package func withBodyInPlace(_ body: (UnsafeRawBufferPointer, _ bigEndian: Bool) -> Void) -> Bool {
         var arguments = DBusMessageIter()
         guard dbus_message_has_signature(pointer, "sa{sv}as") != 0, dbus_message_iter_init(pointer, &arguments) != 0,
             dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.string
-        else { return nil }
+        else { return false }
         var characters: UnsafePointer<CChar>?
         dbus_message_iter_get_basic(&arguments, &characters)
         guard let characters, dbus_message_iter_next(&arguments) != 0,
             dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array
-        else { return nil }
+        else { return false }
         let changedLength = Self.arrayBytes(&arguments)
         guard dbus_message_iter_next(&arguments) != 0,
             dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.array
-        else { return nil }
+        else { return false }
         let invalidatedLength = Self.arrayBytes(&arguments)
         // Offsets from the body's start, which the format aligns to 8 within the message.
         let stringLength = strlen(characters)
@@ -51,10 +54,11 @@ extension DBusSignalMessage {
                 && uint32(at: invalidatedAt) == invalidatedLength
         }
         switch (lengthsRead(bigEndian: false), lengthsRead(bigEndian: true)) {
-        case (true, false): return body(bytes, false)
-        case (false, true): return body(bytes, true)
-        default: return nil
+        case (true, false): body(bytes, false)
+        case (false, true): body(bytes, true)
+        default: return false
         }
+        return true
     }
 
     /// The length in bytes of the array `iterator` is at, which libdbus tells an iterator inside the array.

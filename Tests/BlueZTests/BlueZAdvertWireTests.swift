@@ -73,7 +73,9 @@ struct BlueZAdvertWireTests {
                     bytes.withUnsafeBytes { bytes in
                         DBusSignalMessage.demarshalled(bytes) {
                             message -> (body: [UInt8], bigEndian: Bool, marshalled: [UInt8])? in
-                            guard let (body, order) = message.withBodyInPlace({ (Array($0), $1) }) else { return nil }
+                            var found: (body: [UInt8], bigEndian: Bool)?
+                            guard message.withBodyInPlace({ found = (Array($0), $1) }), let (body, order) = found
+                            else { return nil }
                             return (body, order, message.marshalled)
                         }
                     } ?? nil, "big-endian \(bigEndian): not found in place")
