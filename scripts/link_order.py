@@ -118,11 +118,10 @@ def executed_functions(callgrind_paths):
 
 
 def path_functions(profile):
-    """The daemon's functions that ran for at least half the D-Bus messages of a profile made with --dump-instr=yes:
-    those with an instruction executed that often. The messages are counted as the calls of libdbus's
-    `dbus_connection_dispatch` (its first instruction's executions); a run's other messages (its start, the method
-    calls of the benchmark) are a tenth of them, and what runs at start runs a few times. The order is the current
-    layout's."""
+    """The daemon's functions that ran for at least half the D-Bus messages of a steady-state profile made with
+    --dump-instr=yes (start-up left out: its loops run some instructions thousands of times): those with an
+    instruction executed that often. The messages are counted as the calls of libdbus's `dbus_connection_dispatch`
+    (its first instruction's executions). The order is the current layout's."""
     counts, function_of = code_footprint.executions(profile)
     dispatch = [
         (address, count)
