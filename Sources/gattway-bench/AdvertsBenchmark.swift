@@ -94,6 +94,10 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                 window: .milliseconds(Int(seconds * 1000)))
             do {
                 try await workload.prepare(stage)
+                // Written before any receiver runs, so that scripts/adverts-side-by-side starts its daemons with
+                // exactly the configuration measured here.
+                let configuration = try runner.writeConfiguration()
+                progress("… \(workload.label): Gattway's configuration: \(configuration)")
                 // Receivers take turns within a round, and the order turns round every other round, so that what
                 // the machine does meanwhile (its load moves the figures by a third between windows) falls on all
                 // of them alike.

@@ -60,6 +60,14 @@ struct AdvertsReceiverRunner {
     let warmUp: Duration
     let window: Duration
 
+    /// Writes Gattway's configuration for this workload into the stage's folder; returns its path.
+    func writeConfiguration() throws -> String {
+        let path = stage.directory + "/gattway.yaml"
+        try workload.configuration(port: stage.port, directory: stage.directory, simulator: simulatorPath)
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     func measure(_ kind: AdvertsReceiverKind, round: Int) async throws -> AdvertsRow {
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": stage.busAddress]
         let log = stage.directory + "/\(kind.rawValue).log"
@@ -71,9 +79,7 @@ struct AdvertsReceiverRunner {
             process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))
         case .gattway:
-            let configuration = stage.directory + "/gattway.yaml"
-            try workload.configuration(port: stage.port, directory: stage.directory, simulator: simulatorPath)
-                .write(toFile: configuration, atomically: true, encoding: .utf8)
+            let configuration = try writeConfiguration()
             process = try BenchProcess(
                 gattwayPath, ["run", "--config", configuration], environment: environment, logPath: log)
             try await waitForFirstState(process)

@@ -37,15 +37,21 @@ package final class BridgeClock: Clock, Sendable {
     package init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
         reading = .elapsed { origin.duration(to: clock.now) }
-        sleeper = { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
+        sleeper = Self.sleeper(clock)
         minimumResolution = clock.minimumResolution
+    }
+
+    /// Sleeps for a duration on `clock`.
+    private static func sleeper<C: Clock>(_ clock: C) -> @Sendable (Duration) async throws -> Void
+    where C.Duration == Duration {
+        { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
     }
 
     #if os(Linux)
         private init(bootTimeFrom origin: Int64) {
             let clock = ContinuousClock()
             reading = .bootTime(origin: origin)
-            sleeper = { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
+            sleeper = Self.sleeper(clock)
             minimumResolution = clock.minimumResolution
         }
 
