@@ -455,7 +455,7 @@ final class AdvertPublisher: Sendable {
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
     static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
         AdvertPayload(
-            address: state.address?.description, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
+            address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
             txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
             serviceData: state.serviceData
         ).json

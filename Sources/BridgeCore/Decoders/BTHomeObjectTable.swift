@@ -18,7 +18,10 @@ enum BTHomeObjectKind: Sendable {
 }
 
 /// One object id of the BTHome v2 format: its name, layout and Home Assistant hints.
-struct BTHomeObject: Sendable {
+///
+/// A class: every advertisement looks up each of its objects, and a copy of a struct of four strings took four
+/// retains and, out of the optional the table returns, a destroy through generic value witnesses.
+final class BTHomeObject: Sendable {
     let name: String
     let kind: BTHomeObjectKind
     let unit: String?

@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// A small, allocation-light JSON writer for MQTT payloads on the hot path.
 ///
@@ -66,17 +66,17 @@ package struct JSONWriter: Sendable {
 
     package mutating func value(_ number: Int) {
         separate()
-        bytes.append(contentsOf: String(number).utf8)
+        appendDecimal(negative: number < 0, magnitude: UInt64(number.magnitude))
     }
 
     package mutating func value(_ number: Int64) {
         separate()
-        bytes.append(contentsOf: String(number).utf8)
+        appendDecimal(negative: number < 0, magnitude: number.magnitude)
     }
 
     package mutating func value(_ number: UInt64) {
         separate()
-        bytes.append(contentsOf: String(number).utf8)
+        appendDecimal(negative: false, magnitude: number)
     }
 
     package mutating func value(_ number: Double) {
@@ -128,6 +128,22 @@ package struct JSONWriter: Sendable {
         value(flag)
     }
 
+    /// `"name": "C4:7C:8D:6A:3E:11"`, the address in its canonical form, written in place (an advert's JSON has one,
+    /// and its `description` made a string on the heap for every advertisement).
+    package mutating func field(_ name: String, address: BluetoothAddress) {
+        key(name)
+        separate()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: address.bytes.count * 3 + 1) { text in
+            text[0] = UInt8(ascii: "\"")
+            for (offset, byte) in address.bytes.enumerated() {
+                text[1 + offset * 3] = Hex.uppercaseDigits[Int(byte >> 4)]
+                text[2 + offset * 3] = Hex.uppercaseDigits[Int(byte & 0x0F)]
+                text[3 + offset * 3] = UInt8(ascii: offset == address.bytes.count - 1 ? "\"" : ":")
+            }
+            bytes.append(contentsOf: text)
+        }
+    }
+
     /// `"name": "<bytes as lower-case hex>"`, written in place: hex digits need no escaping, and advert JSON writes
     /// one such field per advertised entry on the advertisement hot path.
     package mutating func field(_ name: String, hexOf data: [UInt8]) {
@@ -167,6 +183,26 @@ package struct JSONWriter: Sendable {
         }
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a whole number in decimal, as `String(number)` would, without making the string: a state payload
+    /// writes several on every advertisement, and the standard library's formatting ran on pages of its own.
+    private mutating func appendDecimal(negative: Bool, magnitude: UInt64) {
+        // 20 digits hold UInt64.max; one more for the sign.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 21) { text in
+            var start = text.count
+            var rest = magnitude
+            repeat {
+                start -= 1
+                text[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            if negative {
+                start -= 1
+                text[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start...]))
+        }
     }
 
     private mutating func appendEscape(of byte: UInt8) {

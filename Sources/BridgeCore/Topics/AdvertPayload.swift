@@ -1,4 +1,4 @@
-import BluetoothCore
+package import BluetoothCore
 
 /// The `<device>/advert` payload: `{"address":…,"rssi":…,"name":…,"tx_power":…,
 /// "manufacturer_data":{"76":"0215…"},"service_data":{"fcd2":"…"}}`.
@@ -8,7 +8,7 @@ import BluetoothCore
 ///
 /// - SeeAlso: `schemas/mqtt/advert.schema.json`.
 package struct AdvertPayload: Sendable, Hashable {
-    package var address: String?
+    package var address: BluetoothAddress?
     package var rssi: Int?
     package var name: String?
     package var alias: String?
@@ -17,7 +17,7 @@ package struct AdvertPayload: Sendable, Hashable {
     package var serviceData: [String: [UInt8]]
 
     package init(
-        address: String?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
+        address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
         manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
     ) {
         self.address = address
@@ -33,7 +33,7 @@ package struct AdvertPayload: Sendable, Hashable {
     package var json: [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
-        if let address { writer.field("address", address) }
+        if let address { writer.field("address", address: address) }
         if let rssi { writer.field("rssi", rssi) }
         if let name { writer.field("name", name) }
         if let alias, alias != name { writer.field("alias", alias) }

@@ -1,3 +1,4 @@
+import BluetoothCore
 import BridgeCore
 import Testing
 
@@ -43,6 +44,32 @@ import Testing
         writer.field("after", 1)
         writer.endObject()
         #expect(writer.string == #"{"empty":"","data":"000fa5ff","after":1}"#)
+    }
+
+    /// Whole numbers are written digit by digit, in place: what `String(number)` prints, at both ends of each range.
+    @Test func writerWritesWholeNumbersAsTheStandardLibraryPrintsThem() {
+        let ints = [0, 7, -7, 10, -10, 99, 100, 1_234_567_890, Int.max, Int.min, Int.max - 1, Int.min + 1]
+        let int64s: [Int64] = [0, -1, Int64.max, Int64.min]
+        let uint64s: [UInt64] = [0, 1, 9, 10, UInt64.max, UInt64.max - 1]
+        var writer = JSONWriter()
+        writer.beginArray()
+        for number in ints { writer.value(number) }
+        for number in int64s { writer.value(number) }
+        for number in uint64s { writer.value(number) }
+        writer.endArray()
+        let expected = (ints.map(String.init) + int64s.map(String.init) + uint64s.map(String.init))
+        #expect(writer.string == "[" + expected.joined(separator: ",") + "]")
+    }
+
+    @Test func writerWritesAnAddressInItsCanonicalForm() throws {
+        let address = try BluetoothAddress(parsing: "c4:7c:8d:0a:3e:f1")
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("address", address: address)
+        writer.field("after", 1)
+        writer.endObject()
+        #expect(writer.string == #"{"address":"C4:7C:8D:0A:3E:F1","after":1}"#)
+        #expect(writer.string.contains(address.description))
     }
 
     /// The writer keeps "has an element" for 64 levels in a word and below them in an array: commas must come out
