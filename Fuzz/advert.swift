@@ -32,7 +32,7 @@ public func fuzzAdvert(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     }
     let state = BlueZDeviceState(path: "/org/bluez/hci0/dev_00_00_00_00_00_01", properties: properties)
     let payload = AdvertPayload(
-        address: state.address?.description, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
+        address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
         txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData, serviceData: state.serviceData)
     let json = payload.json
     guard let parsed = try? JSONValue(parsing: json) else {
