@@ -46,7 +46,7 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
     }
 
     /// Canonical form: upper-case hex pairs separated by colons.
-    package var description: String { formatted(separator: UInt8(ascii: ":"), digits: Hex.uppercaseDigits) }
+    package var description: String { formatted(separator: UInt8(ascii: ":")) }
 
     /// The address as 12 lower-case hex digits, used as a device's topic name when none is configured.
     package var topicName: String {
@@ -61,7 +61,7 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
 
     /// The path component BlueZ uses for a device object: `dev_C4_7C_8D_6A_3E_11`.
     package var bluezPathComponent: String {
-        "dev_" + formatted(separator: UInt8(ascii: "_"), digits: Hex.uppercaseDigits)
+        "dev_" + formatted(separator: UInt8(ascii: "_"))
     }
 
     /// True for a random static address (the two most significant bits are 11).
@@ -88,22 +88,30 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
         return nil
     }
 
-    /// Written straight into the string's storage: the address is formatted for every advertisement's payload.
-    private func formatted(separator: UInt8, digits: [UInt8]) -> String {
-        let length = bytes.isEmpty ? 0 : bytes.count * 3 - 1
-        return String(unsafeUninitializedCapacity: length) { buffer in
-            var position = 0
-            for (index, byte) in bytes.enumerated() {
-                if index > 0 {
-                    buffer[position] = separator
-                    position += 1
-                }
-                buffer[position] = digits[Int(byte >> 4)]
-                buffer[position + 1] = digits[Int(byte & 0x0F)]
-                position += 2
+    /// How long the address's text is: hex pairs with a separator between each two.
+    package var textLength: Int { bytes.isEmpty ? 0 : bytes.count * 3 - 1 }
+
+    /// Writes the upper-case hex pairs, `separator` between each two, to the start of `buffer` (at least
+    /// ``textLength`` long) and returns how many bytes it wrote. The one formatter of an address: `description` and
+    /// the BlueZ path component write it into a string's storage, advert JSON into its own buffer, once per
+    /// advertisement.
+    @inlinable
+    package func write(separator: UInt8, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var position = 0
+        for (index, byte) in bytes.enumerated() {
+            if index > 0 {
+                buffer[position] = separator
+                position += 1
             }
-            return position
+            buffer[position] = Hex.uppercaseDigits[Int(byte >> 4)]
+            buffer[position + 1] = Hex.uppercaseDigits[Int(byte & 0x0F)]
+            position += 2
         }
+        return position
+    }
+
+    private func formatted(separator: UInt8) -> String {
+        String(unsafeUninitializedCapacity: textLength) { write(separator: separator, into: $0) }
     }
 }
 

@@ -133,13 +133,11 @@ package struct JSONWriter: Sendable {
     package mutating func field(_ name: String, address: BluetoothAddress) {
         key(name)
         separate()
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: address.bytes.count * 3 + 1) { text in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: address.textLength + 2) { text in
             text[0] = UInt8(ascii: "\"")
-            for (offset, byte) in address.bytes.enumerated() {
-                text[1 + offset * 3] = Hex.uppercaseDigits[Int(byte >> 4)]
-                text[2 + offset * 3] = Hex.uppercaseDigits[Int(byte & 0x0F)]
-                text[3 + offset * 3] = UInt8(ascii: offset == address.bytes.count - 1 ? "\"" : ":")
-            }
+            let length = address.write(
+                separator: UInt8(ascii: ":"), into: UnsafeMutableBufferPointer(rebasing: text[1...]))
+            text[length + 1] = UInt8(ascii: "\"")
             bytes.append(contentsOf: text)
         }
     }
