@@ -29,8 +29,8 @@ extension MosquittoClient {
         }
         let timeout = options.connectTimeout
         connectTimer?.cancel()
-        connectTimer = loop.schedule(after: timeout) { [weak self] in
-            self?.loopIsolated { client in
+        connectTimer = loop.schedule(after: timeout) { [self] in
+            self.loopIsolated { client in
                 guard client.state == .connecting else { return }
                 client.connectionLost(.timeout(operation: "connecting to \(broker)", after: timeout))
             }
@@ -58,8 +58,8 @@ extension MosquittoClient {
         stopWatching()
         let watch = try SocketWatch(
             socket: mosquitto_socket(handle), loop: loop,
-            readable: { [weak self] in self?.loopIsolated { $0.socketReadable(forced: false) } },
-            writable: { [weak self] in self?.loopIsolated { $0.socketWritable() } })
+            readable: { [self] in self.loopIsolated { $0.socketReadable(forced: false) } },
+            writable: { [self] in self.loopIsolated { $0.socketWritable() } })
         if readsPaused { watch.pauseReading() }
         socketWatch = watch
     }
@@ -115,8 +115,8 @@ extension MosquittoClient {
     /// The keepalive tick: `mosquitto_loop_misc` sends PINGREQ and notices a dead link; it also enforces the pause cap.
     func startKeepaliveTimer() {
         let interval = min(Duration.seconds(1), options.maximumPause / 2)
-        keepaliveTimer = loop.schedule(after: interval, repeating: interval) { [weak self] in
-            self?.loopIsolated { $0.keepaliveTick() }
+        keepaliveTimer = loop.schedule(after: interval, repeating: interval) { [self] in
+            self.loopIsolated { $0.keepaliveTick() }
         }
     }
 
@@ -160,6 +160,6 @@ extension MosquittoClient {
             wasConnected ? "mqtt.disconnected" : "mqtt.connect_failed",
             metadata: [LogKey.error: "\(error)", LogKey.delay: "\(delay)"])
         reconnectTimer?.cancel()
-        reconnectTimer = loop.schedule(after: delay) { [weak self] in self?.loopIsolated { $0.attemptConnect() } }
+        reconnectTimer = loop.schedule(after: delay) { [self] in self.loopIsolated { $0.attemptConnect() } }
     }
 }

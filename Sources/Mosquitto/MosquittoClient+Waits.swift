@@ -12,6 +12,8 @@ extension MosquittoClient {
     struct PendingWait {
         let reason: WaitReason
         let continuation: CheckedContinuation<Void, any Error>
+        /// The wait's timeout, cancelled when the wait ends otherwise: its handler holds the client.
+        var timeout: LoopTimer?
     }
 
     /// Suspends until `reason` is resumed, the timeout passes (`MQTTError.timeout`), or the task is cancelled
@@ -22,20 +24,20 @@ extension MosquittoClient {
         let loop = loop
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                waits.insert(PendingWait(reason: reason, continuation: continuation), id: id)
-                if let timeout {
-                    loop.execute(after: timeout) { [weak self] in
-                        self?.loopIsolated {
+                let timer = timeout.map { timeout in
+                    loop.schedule(after: timeout) { [self] in
+                        self.loopIsolated {
                             $0.finishWait(id, with: .failure(MQTTError.timeout(operation: operation, after: timeout)))
                         }
                     }
                 }
+                waits.insert(PendingWait(reason: reason, continuation: continuation, timeout: timer), id: id)
             }
         } onCancel: {
             // Runs on the cancelling thread: hop to the loop. If cancellation came before the continuation was
             // stored, this block still runs after it, because the actor is busy on the loop until then.
-            loop.execute { [weak self] in
-                self?.loopIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
+            loop.execute { [self] in
+                self.loopIsolated { $0.finishWait(id, with: .failure(CancellationError())) }
             }
         }
     }

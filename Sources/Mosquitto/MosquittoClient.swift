@@ -28,6 +28,10 @@ import Synchronization
 ///   one read pass runs anyway (at most 256 packets, enough to take in the broker's PINGRESP), which may put up to
 ///   256 more messages in the buffer; then reads pause again for another period. Each such pass is counted in
 ///   `Statistics.pauseCapHits` and logged.
+///
+/// The loop's handlers (socket watch, timers, timeouts) hold the client strongly: a weak reference would give it a
+/// side table, and every retain and release of it, several per message, would take the runtime's slow path. The
+/// watch and the timers end when `run()` returns; a wait's timeout holds the client until it fires at the latest.
 package actor MosquittoClient: Service, MQTTClient, LoopActor {
     /// The loop every libmosquitto call of this client runs on.
     package nonisolated let loop: PollLoop
@@ -149,8 +153,8 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
         do {
             try await withGracefulShutdownHandler {
                 try await wait(for: .stopped, operation: "run", timeout: nil)
-            } onGracefulShutdown: { [loop, weak self] in
-                loop.execute { [weak self] in self?.loopIsolated { $0.requestStop(graceful: true) } }
+            } onGracefulShutdown: { [loop, self] in
+                loop.execute { [self] in self.loopIsolated { $0.requestStop(graceful: true) } }
             }
         } catch is CancellationError {
             // Cancellation is the normal way to stop without the graceful steps.

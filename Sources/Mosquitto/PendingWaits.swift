@@ -1,3 +1,5 @@
+import Polling
+
 extension MosquittoClient {
     /// The callers suspended in `wait(for:)`, by id, with how many wait for each kind of reason.
     ///
@@ -20,12 +22,17 @@ extension MosquittoClient {
         }
 
         mutating func insert(_ wait: PendingWait, id: UInt64) {
-            if let replaced = byID.updateValue(wait, forKey: id) { counts[replaced.reason.kind] -= 1 }
+            if let replaced = byID.updateValue(wait, forKey: id) {
+                replaced.timeout?.cancel()
+                counts[replaced.reason.kind] -= 1
+            }
             counts[wait.reason.kind] += 1
         }
 
+        /// Removes the wait and cancels its timeout.
         mutating func remove(_ id: UInt64) -> PendingWait? {
             guard let wait = byID.removeValue(forKey: id) else { return nil }
+            wait.timeout?.cancel()
             counts[wait.reason.kind] -= 1
             return wait
         }

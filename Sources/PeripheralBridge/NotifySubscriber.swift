@@ -127,7 +127,9 @@ final class NotifySubscriber: Sendable {
     /// The subscriber's task: sends, waits, enforces the deadlines, until the subscriber closes or is dropped.
     func run() async {
         if case .link(let link) = outlet {
-            link.start { [weak self] event in self?.linkEvent(event) }
+            // Held strongly until `end()` closes the link: a weak reference would put every retain and release of
+            // the subscriber, a few per value, on the runtime's slow path.
+            link.start { [self] event in self.linkEvent(event) }
         }
         await drive()
         await end()

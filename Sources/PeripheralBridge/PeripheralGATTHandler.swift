@@ -140,9 +140,11 @@ final class PeripheralGATTHandler: GATTServerHandler {
         let server = self.server
         return NotifySubscriber(
             id: id, outlet: outlet, characteristicName: channel.name, machine: machine, clock: clock, logger: logger,
-            onRoom: { [weak channel] in channel?.roomAvailable() },
-            onEnd: { [weak channel, weak self] subscriber in
-                channel?.retire(subscriber)
+            // The channel strongly (it is retained with every value, and a weak reference would make each retain take
+            // the runtime's slow path): the subscriber lets these go when it ends and the channel retires it.
+            onRoom: { [channel] in channel.roomAvailable() },
+            onEnd: { [channel, weak self] subscriber in
+                channel.retire(subscriber)
                 if case .startNotify(_, let characteristic) = subscriber.outlet {
                     // A session that ended by itself (dropped) is no longer open: the next StartNotify opens another.
                     let wasOpen =

@@ -17,7 +17,10 @@ package final class FileWatch: @unchecked Sendable {
     /// level-triggered epoll report EPOLLHUP in every turn.
     private var registered = false
     private(set) var isCancelled = false
-    private weak var core: PollLoopCore?
+    /// Strong: a weak reference would give the core a side table, and every retain and release of it would take the
+    /// runtime's slow path, on every turn. The core forgets the watch when it is cancelled and all of them when the
+    /// loop ends, so the two do not keep each other.
+    private let core: PollLoopCore
 
     init(
         id: UInt64, fileDescriptor: Int32, core: PollLoopCore, readable: @escaping @Sendable () -> Void,
@@ -32,7 +35,7 @@ package final class FileWatch: @unchecked Sendable {
 
     /// Turns the read and write interests on or off.
     package func setInterest(read: Bool, write: Bool) {
-        guard let core, !isCancelled else { return }
+        guard !core.hasEnded, !isCancelled else { return }
         core.checkLoopThread()
         guard read != wantsRead || write != wantsWrite else { return }
         wantsRead = read
@@ -58,16 +61,16 @@ package final class FileWatch: @unchecked Sendable {
 
     /// Stops watching and closes the watch's descriptor; no handler runs after this, even for events of this turn.
     package func cancel() {
-        guard !isCancelled else { return }
-        core?.checkLoopThread()
-        if registered, let core {
+        guard !core.hasEnded, !isCancelled else { return }
+        core.checkLoopThread()
+        if registered {
             var event = epoll_event()
             _ = epoll_ctl(core.epoll, EPOLL_CTL_DEL, fileDescriptor, &event)
         }
         registered = false
         isCancelled = true
         close(fileDescriptor)
-        core?.forgetWatch(id)
+        core.forgetWatch(id)
     }
 
     /// Closes the descriptor when the loop ends with the watch still open.

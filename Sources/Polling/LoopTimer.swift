@@ -3,7 +3,8 @@
 /// `@unchecked Sendable`: it only carries its id and its loop; `cancel()` checks that it runs on the loop thread.
 package final class LoopTimer: @unchecked Sendable {
     let id: UInt64
-    private weak var core: PollLoopCore?
+    /// Strong, as a watch's (see `FileWatch`): the core holds the timer's handler, never the timer.
+    private let core: PollLoopCore
 
     init(id: UInt64, core: PollLoopCore) {
         self.id = id
@@ -12,6 +13,6 @@ package final class LoopTimer: @unchecked Sendable {
 
     /// Stops the timer; its handler does not run again, even when it was due in this turn.
     package func cancel() {
-        core?.cancelTimer(id)
+        core.cancelTimer(id)
     }
 }

@@ -25,6 +25,9 @@ final class PollLoopCore: @unchecked Sendable {
     private let wakeup: Int32
     private let submitted = Mutex(Submitted())
     private let thread = Atomic<UInt>(0)
+    /// Set when the thread has ended: a watch or timer kept past it is cancelled already (or never fires again), and
+    /// cancelling it is a no-op on any thread.
+    private let ended = Atomic<Bool>(false)
 
     // Loop thread only.
     private var watches: [UInt64: FileWatch] = [:]
@@ -85,6 +88,8 @@ final class PollLoopCore: @unchecked Sendable {
             throw PollLoopError("pthread_create", errno: rc)
         }
     }
+
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
 
     var isLoopThread: Bool { thread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
@@ -151,6 +156,7 @@ final class PollLoopCore: @unchecked Sendable {
         watches.removeAll()
         lastWatch = nil
         timers.removeAll()
+        ended.store(true, ordering: .releasing)
     }
 
     private func runSubmitted() {
@@ -220,6 +226,7 @@ final class PollLoopCore: @unchecked Sendable {
     }
 
     func cancelTimer(_ id: UInt64) {
+        guard !hasEnded else { return }
         checkLoopThread()
         timers.cancel(id)
     }

@@ -32,6 +32,53 @@ import Testing
         await broker.stop()
     }
 
+    /// The loop's handlers hold the client while it runs; once `run()` returned, its last owner releases it, and
+    /// with it the loop's thread.
+    @Test func aClientThatStoppedIsReleasedWithItsLoop() async throws {
+        let broker = try await MosquittoBroker()
+        var options = try clientOptions(broker, "rel")
+        options.clientID = "rel-\(broker.port)"
+        weak var released: MosquittoClient?
+        do {
+            let client = try MosquittoClient(options: options, logger: testLogger("release"))
+            released = client
+            try await withRunningClients([client]) {
+                try await client.subscribe("release/#", qos: .atLeastOnce)
+                try await client.publish(MQTTMessage(topic: "release/x", text: "x", qos: .atLeastOnce))
+                _ = try await nextMessage(of: client)
+            }
+        }
+        let thread = "mqtt.\(options.clientID)"
+        var remaining = 500
+        while released != nil || threadNames().contains(thread), remaining > 0 {
+            try await Task.sleep(for: .milliseconds(10))
+            remaining -= 1
+        }
+        #expect(released == nil, "the stopped client was not released")
+        #expect(!threadNames().contains(thread), "its loop's thread still runs")
+        await broker.stop()
+    }
+
+    /// The names of this process's threads (`/proc/self/task/*/comm`).
+    private func threadNames() -> Set<String> {
+        guard let directory = opendir("/proc/self/task") else { return [] }
+        defer { closedir(directory) }
+        var names: Set<String> = []
+        while let entry = readdir(directory) {
+            let task = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard !task.hasPrefix("."), let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
+            defer { fclose(file) }
+            var line = [CChar](repeating: 0, count: 32)
+            guard fgets(&line, 32, file) != nil else { continue }
+            let name = String(
+                decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            names.insert(name)
+        }
+        return names
+    }
+
     @Test func connectsOverTLSWithUsernameAndPassword() async throws {
         let broker = try await MosquittoBroker(users: ["gattway": "s3cret"], tls: true)
         let certificates = try #require(broker.certificates)

@@ -242,6 +242,36 @@ struct PollLoopTests {
         #expect(try !Self.threadNames().contains(name), "the loop's thread ended")
     }
 
+    @Test func aWatchAndATimerKeptPastTheLoopLetItsThreadEndAndCancelThenDoesNothing() async throws {
+        let name = "test.kept.\(UInt16.random(in: 0...UInt16.max))"
+        let (ours, theirs) = try Self.socketPair()
+        defer {
+            close(ours)
+            close(theirs)
+        }
+        var loop: PollLoop? = try PollLoop(name: name)
+        let (watch, timer) = try await onLoop(loop!) { [loop] in
+            let watch = try loop!.watch(theirs, readable: {}, writable: {})
+            watch.setInterest(read: true, write: false)
+            return (watch, loop!.schedule(after: .seconds(3600)) {})
+        }
+        loop = nil
+        var remaining = 200
+        while try Self.threadNames().contains(name), remaining > 0 {
+            try await Task.sleep(for: .milliseconds(10))
+            remaining -= 1
+        }
+        #expect(try !Self.threadNames().contains(name), "the loop's thread ended although its watch and timer live")
+        // Off the loop, after its end: no trap, nothing happens.
+        watch.setInterest(read: true, write: true)
+        watch.cancel()
+        timer.cancel()
+        #expect(
+            fcntl(watch.fileDescriptor, F_GETFD) == -1
+                || Self.inode(of: watch.fileDescriptor) != Self.inode(of: theirs),
+            "the loop closed the watch's duplicate when it ended")
+    }
+
     // MARK: Helpers
 
     /// Runs `body` on the loop thread and returns its result.

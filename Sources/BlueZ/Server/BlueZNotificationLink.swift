@@ -10,6 +10,9 @@ import Synchronization
 /// when the CCC is disabled or the central leaves. The socket is watched on the bus connection's loop, where the
 /// peripheral's MQTT client delivers its values too, so a value sent from there and the link's events cost no
 /// thread of their own: the handler is told on the loop and hands the event to the subscriber.
+///
+/// The watch's handlers hold the link strongly (a weak reference would put every retain and release of it, a few per
+/// value, on the runtime's slow path); `close()`, or bluetoothd closing its end, cancels the watch and lets it go.
 final class BlueZNotificationLink: GATTNotificationLink {
     let device: String?
     let maximumValueLength: Int
@@ -50,7 +53,7 @@ final class BlueZNotificationLink: GATTNotificationLink {
             guard !state.closed, state.watch == nil else { return nil }
             do {
                 let watch = try loop.watch(
-                    fd, readable: { [weak self] in self?.readable() }, writable: { [weak self] in self?.writable() })
+                    fd, readable: { [self] in self.readable() }, writable: { [self] in self.writable() })
                 watch.setInterest(read: true, write: state.writeArmed)
                 state.watch = watch
                 return nil

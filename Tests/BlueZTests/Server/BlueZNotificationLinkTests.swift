@@ -80,4 +80,23 @@ struct BlueZNotificationLinkTests {
         var byte: UInt8 = 0
         #expect(recv(pair.remote, &byte, 1, Int32(MSG_DONTWAIT)) == 0)
     }
+
+    /// The watch's handlers hold the link; closing it lets them go, so the link is released with its last owner.
+    @Test func aClosedLinkIsReleased() async throws {
+        let pair = try SeqPacketSocketPair()
+        defer { close(pair.remote) }
+        let loop = try PollLoop(name: "test.link")
+        var link: BlueZNotificationLink? = BlueZNotificationLink(fd: pair.local, mtu: 64, device: nil, loop: loop)
+        weak let released = link
+        let events = Events()
+        link!.start { events.sink.yield($0) }
+        var confirm: UInt8 = 0x01
+        #expect(send(pair.remote, &confirm, 1, Int32(MSG_NOSIGNAL)) == 1)
+        #expect(await events.next(.confirmed))  // the watch is set up
+        link!.close()
+        link = nil
+        // The watch is cancelled on the loop: wait for a turn after it.
+        await withCheckedContinuation { done in loop.execute { done.resume() } }
+        #expect(released == nil, "the closed link was not released")
+    }
 }
