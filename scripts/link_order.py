@@ -1,7 +1,8 @@
 """Writes the daemon's function order for lld's --symbol-ordering-file (see scripts/link-order).
 
 Arguments: the linker map of the release daemon, then callgrind output files of the daemon's runs, each profile of
-a hot path after `--path` (made with --dump-instr=yes). Prints the functions the runs executed, keeping only names
+a hot path after `--path` (made with --dump-instr=yes; `--mqtt-path` for a path whose messages come from the broker
+rather than the bus). Prints the functions the runs executed, keeping only names
 the linker can place without dragging cold code along: first the functions each hot path runs for every message, path
 after path; then the rest in sections of their own, most called first; then those in shared sections, hottest (own
 cost) first; then every protocol conformance descriptor.
@@ -117,20 +118,27 @@ def executed_functions(callgrind_paths):
     return cost, calls
 
 
-def path_functions(profile):
-    """The daemon's functions that ran for at least half the D-Bus messages of a steady-state profile made with
+# What counts a path's messages: the calls of a library function that runs once per message (the executions of its
+# first instruction). On the bus, libdbus's dispatch; from the broker, libmosquitto's read of its socket, once per
+# message at the profiles' 100 messages/s.
+MESSAGE_COUNTERS = {"--path": ("libdbus", "dbus_connection_dispatch"), "--mqtt-path": ("libmosquitto", "mosquitto_loop_read")}
+
+
+def path_functions(profile, counter):
+    """The daemon's functions that ran for at least half the messages of a steady-state profile made with
     --dump-instr=yes (start-up left out: its loops run some instructions thousands of times): those with an
-    instruction executed that often. The messages are counted as the calls of libdbus's `dbus_connection_dispatch`
-    (its first instruction's executions). The order is the current layout's."""
+    instruction executed that often. The messages are counted by `counter`, a (library, function) of
+    MESSAGE_COUNTERS. The order is the current layout's."""
     counts, function_of = code_footprint.executions(profile)
-    dispatch = [
+    library, function = counter
+    calls = [
         (address, count)
         for (obj, address), count in counts.items()
-        if obj and "libdbus" in obj and function_of[(obj, address)].split("'")[0] == "dbus_connection_dispatch"
+        if obj and library in obj and function_of[(obj, address)].split("'")[0] == function
     ]
-    if not dispatch:
-        sys.exit(f"link_order: {profile} never ran dbus_connection_dispatch; is it a profile of a D-Bus path?")
-    minimum = min(dispatch)[1] // 2
+    if not calls:
+        sys.exit(f"link_order: {profile} never ran {function}; is it a profile of that kind of path?")
+    minimum = min(calls)[1] // 2
     first_address = {}
     for (obj, address), count in counts.items():
         if count >= minimum and obj and obj.endswith("/gattway"):
@@ -143,8 +151,16 @@ def path_functions(profile):
 def main():
     sections = sections_by_symbol(sys.argv[1])
     arguments = sys.argv[2:]
-    path_profiles = [arguments[i + 1] for i, argument in enumerate(arguments) if argument == "--path"]
-    profiles = [a for i, a in enumerate(arguments) if a != "--path" and (i == 0 or arguments[i - 1] != "--path")]
+    path_profiles = [
+        (arguments[i + 1], MESSAGE_COUNTERS[argument])
+        for i, argument in enumerate(arguments)
+        if argument in MESSAGE_COUNTERS
+    ]
+    profiles = [
+        a
+        for i, a in enumerate(arguments)
+        if a not in MESSAGE_COUNTERS and (i == 0 or arguments[i - 1] not in MESSAGE_COUNTERS)
+    ]
     cost, calls = executed_functions(profiles)
     touched = collections.defaultdict(set)  # large section address -> windows the runs touch in it
     for name in cost:
@@ -172,8 +188,8 @@ def main():
     symbols_in = collections.Counter(address for definitions in sections.values() for address, _, _ in definitions)
     path_candidates = {name for name in placed if all(symbols_in[address] == 1 for address, _, _ in sections[name])}
     paths = []
-    for profile in path_profiles:
-        paths += [name for name in path_functions(profile) if name in path_candidates and name not in paths]
+    for profile, counter in path_profiles:
+        paths += [name for name in path_functions(profile, counter) if name in path_candidates and name not in paths]
     first = set(paths)
     for name in paths + [name for name in own + [n for n in placed if not own_sections(n)] if name not in first]:
         print(name)
