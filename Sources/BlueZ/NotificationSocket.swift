@@ -40,6 +40,12 @@ package final class NotificationSocket: Sendable {
         loop.execute { reader.start() }
     }
 
+    /// Released without `close()`: the session ends all the same (the watch holds the reader until it is cancelled).
+    deinit {
+        let reader = reader
+        reader.loop.execute { reader.abandon() }
+    }
+
     /// A socket whose batches arrive on an AsyncStream (bounded: a batch that does not fit is dropped), read on a
     /// loop of its own.
     package static func streaming(fd: Int32, mtu: UInt16, maxBufferedBatches: Int = 1024) throws(PollLoopError)
@@ -85,7 +91,7 @@ private final class SocketStatus: Sendable {
 /// The socket's watch and reading state.
 ///
 /// @unchecked Sendable: everything but `loop` is only touched on the loop thread (the watch's handler, `start`,
-/// `finish`, and `resume()`, which callers make on the loop).
+/// `finish`, `abandon`, and `resume()`, which callers make on the loop).
 private final class SocketReader: @unchecked Sendable {
     let loop: PollLoop
     private var fd: Int32
@@ -112,23 +118,13 @@ private final class SocketReader: @unchecked Sendable {
         datagrams = DatagramBatch(capacity: 16, datagramSize: bufferSize)
     }
 
-    deinit {
-        // Released without `close()`: once watched, the descriptor is the watch's, and only the watch may close
-        // it (on the loop); closing its number here as well would later close whatever reused the number.
-        if !finished {
-            if let watch {
-                loop.execute { watch.cancel() }
-            } else {
-                Glibc.close(fd)
-            }
-        }
-    }
-
     func start() {
         guard !finished else { return }
         do {
             let watch = try loop.watch(
-                fd, readable: { [weak self] in self?.readAvailable() }, writable: {})
+                // Strongly: a weak reference would put every retain and release of the reader, one pair a read, on
+                // the runtime's slow path. `finish` or `abandon` cancels the watch and lets it go.
+                fd, readable: { [self] in self.readAvailable() }, writable: {})
             // The watch reads its own duplicate from now on; the socket is released when the watch is cancelled.
             Glibc.close(fd)
             fd = watch.fileDescriptor
@@ -144,6 +140,20 @@ private final class SocketReader: @unchecked Sendable {
         guard paused else { return }
         paused = false
         watch?.setInterest(read: true, write: false)
+    }
+
+    /// The owner let go without `close()`: ends the session without telling `onClose`. Once watched, the descriptor
+    /// is the watch's, and only the watch may close it; closing its number as well would later close whatever
+    /// reused the number.
+    func abandon() {
+        guard !finished else { return }
+        finished = true
+        if let watch {
+            watch.cancel()
+        } else {
+            Glibc.close(fd)
+        }
+        watch = nil
     }
 
     func finish(peerHungUp: Bool) {
