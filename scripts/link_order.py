@@ -2,10 +2,10 @@
 
 Arguments: the linker map of the release daemon, then callgrind output files of the daemon's runs, each profile of
 a hot path after `--path` (made with --dump-instr=yes; `--mqtt-path` for a path whose messages come from the broker
-rather than the bus). Prints the functions the runs executed, keeping only names
-the linker can place without dragging cold code along: first the functions each hot path runs for every message, path
-after path; then the rest in sections of their own, most called first; then those in shared sections, hottest (own
-cost) first; then every protocol conformance descriptor.
+rather than the bus). Prints the functions the runs executed, keeping only names the linker can place without
+dragging cold code along: first the functions each hot path runs for every message, path after path; then the rest
+in sections of their own, most called first; then those in shared sections, hottest (own cost) first; then every
+protocol conformance descriptor.
 
 A path's functions go together because a message at a low rate finds them cold: the processor fetches code it runs
 in sequence ahead of use, and a line at a time where the code is spread. Laid out among the other paths' functions
@@ -121,7 +121,10 @@ def executed_functions(callgrind_paths):
 # What counts a path's messages: the calls of a library function that runs once per message (the executions of its
 # first instruction). On the bus, libdbus's dispatch; from the broker, libmosquitto's read of its socket, once per
 # message at the profiles' 100 messages/s.
-MESSAGE_COUNTERS = {"--path": ("libdbus", "dbus_connection_dispatch"), "--mqtt-path": ("libmosquitto", "mosquitto_loop_read")}
+MESSAGE_COUNTERS = {
+    "--path": ("libdbus", "dbus_connection_dispatch"),
+    "--mqtt-path": ("libmosquitto", "mosquitto_loop_read"),
+}
 
 
 def path_functions(profile, counter):

@@ -146,18 +146,17 @@ private final class SocketReader: @unchecked Sendable {
     /// is the watch's, and only the watch may close it; closing its number as well would later close whatever
     /// reused the number.
     func abandon() {
-        guard !finished else { return }
-        finished = true
-        if let watch {
-            watch.cancel()
-        } else {
-            Glibc.close(fd)
-        }
-        watch = nil
+        _ = stopReading()
     }
 
     func finish(peerHungUp: Bool) {
-        guard !finished else { return }
+        if stopReading() { onClose(peerHungUp) }
+    }
+
+    /// Cancels the watch (which closes its descriptor), or closes the socket when it was never watched. True the
+    /// first time.
+    private func stopReading() -> Bool {
+        guard !finished else { return false }
         finished = true
         if let watch {
             watch.cancel()
@@ -165,7 +164,7 @@ private final class SocketReader: @unchecked Sendable {
             Glibc.close(fd)
         }
         watch = nil
-        onClose(peerHungUp)
+        return true
     }
 
     private func readAvailable() {
