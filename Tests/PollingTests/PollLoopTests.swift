@@ -234,12 +234,7 @@ struct PollLoopTests {
         await withCheckedContinuation { done in loop!.execute { done.resume() } }
         #expect(try Self.threadNames().contains(name))
         loop = nil
-        var remaining = 200
-        while try Self.threadNames().contains(name), remaining > 0 {
-            try await Task.sleep(for: .milliseconds(10))
-            remaining -= 1
-        }
-        #expect(try !Self.threadNames().contains(name), "the loop's thread ended")
+        #expect(try await Self.threadEnds(name), "the loop's thread ended")
     }
 
     @Test func aWatchAndATimerKeptPastTheLoopLetItsThreadEndAndCancelThenDoesNothing() async throws {
@@ -256,12 +251,7 @@ struct PollLoopTests {
             return (watch, loop!.schedule(after: .seconds(3600)) {})
         }
         loop = nil
-        var remaining = 200
-        while try Self.threadNames().contains(name), remaining > 0 {
-            try await Task.sleep(for: .milliseconds(10))
-            remaining -= 1
-        }
-        #expect(try !Self.threadNames().contains(name), "the loop's thread ended although its watch and timer live")
+        #expect(try await Self.threadEnds(name), "the loop's thread ended although its watch and timer live")
         // Off the loop, after its end: no trap, nothing happens.
         watch.setInterest(read: true, write: true)
         watch.cancel()
@@ -303,6 +293,15 @@ struct PollLoopTests {
     }
 
     /// The names of this process's threads.
+    /// Whether the thread named `name` is gone within two seconds.
+    static func threadEnds(_ name: String) async throws -> Bool {
+        for _ in 0..<200 {
+            guard try threadNames().contains(name) else { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try !threadNames().contains(name)
+    }
+
     static func threadNames() throws -> Set<String> {
         Set(try taskDirectories().compactMap { try? readFile("/proc/self/task/\($0)/comm") })
     }
