@@ -215,7 +215,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestWorld"], swiftSettings: swiftSettings),
-        .testTarget(name: "PollingTests", dependencies: ["Polling"], swiftSettings: swiftSettings),
+        .testTarget(name: "PollingTests", dependencies: ["Polling", "TestWorld"], swiftSettings: swiftSettings),
         .testTarget(name: "TestWorldTests", dependencies: ["TestWorld"], swiftSettings: swiftSettings),
         .testTarget(name: "MQTTCoreTests", dependencies: ["MQTTCore"], swiftSettings: swiftSettings),
         .testTarget(

@@ -1,6 +1,7 @@
 import Glibc
 import Polling
 import Synchronization
+import TestWorld
 import Testing
 
 /// The loop against real sockets (socketpairs), timers and actors.
@@ -118,9 +119,9 @@ struct PollLoopTests {
         }
         close(theirs)
         close(ours)  // the peer hangs up: EPOLLHUP would be reported in every turn if the watch stayed registered
-        let before = try Self.loopCPUTicks()
+        let before = try ProcessThreads.cpuTicks(ofNamesStartingWith: "test.hup")
         try await Task.sleep(for: .milliseconds(300))
-        let after = try Self.loopCPUTicks()
+        let after = try ProcessThreads.cpuTicks(ofNamesStartingWith: "test.hup")
         #expect(calls.withLock { $0 } == 0, "no interest, no handler")
         #expect(after - before < 10, "the loop slept while nothing was wanted (\(after - before) ticks)")
         await onLoop(loop) { watch.cancel() }
@@ -232,9 +233,9 @@ struct PollLoopTests {
         let name = "test.end.\(UInt16.random(in: 0...UInt16.max))"
         var loop: PollLoop? = try PollLoop(name: name)
         await withCheckedContinuation { done in loop!.execute { done.resume() } }
-        #expect(try Self.threadNames().contains(name))
+        #expect(try ProcessThreads.names().contains(name))
         loop = nil
-        #expect(try await Self.threadEnds(name), "the loop's thread ended")
+        #expect(try await ProcessThreads.end(name), "the loop's thread ended")
     }
 
     @Test func aWatchAndATimerKeptPastTheLoopLetItsThreadEndAndCancelThenDoesNothing() async throws {
@@ -251,7 +252,7 @@ struct PollLoopTests {
             return (watch, loop!.schedule(after: .seconds(3600)) {})
         }
         loop = nil
-        #expect(try await Self.threadEnds(name), "the loop's thread ended although its watch and timer live")
+        #expect(try await ProcessThreads.end(name), "the loop's thread ended although its watch and timer live")
         // Off the loop, after its end: no trap, nothing happens.
         watch.setInterest(read: true, write: true)
         watch.cancel()
@@ -291,67 +292,11 @@ struct PollLoopTests {
     static func send(_ fd: Int32, _ bytes: [UInt8]) throws {
         guard Glibc.send(fd, bytes, bytes.count, 0) == bytes.count else { throw PollTestError("send: errno \(errno)") }
     }
-
-    /// The names of this process's threads.
-    /// Whether the thread named `name` is gone within two seconds.
-    static func threadEnds(_ name: String) async throws -> Bool {
-        for _ in 0..<200 {
-            guard try threadNames().contains(name) else { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try !threadNames().contains(name)
-    }
-
-    static func threadNames() throws -> Set<String> {
-        Set(try taskDirectories().compactMap { try? readFile("/proc/self/task/\($0)/comm") })
-    }
-
-    /// utime+stime of the threads whose name starts with "test.hup".
-    static func loopCPUTicks() throws -> Int {
-        var total = 0
-        for task in try taskDirectories() {
-            guard let name = try? readFile("/proc/self/task/\(task)/comm"), name.hasPrefix("test.hup") else { continue }
-            let stat = try readFile("/proc/self/task/\(task)/stat")
-            let fields = stat.split(separator: ")").last!.split(separator: " ")
-            total += Int(fields[11])! + Int(fields[12])!
-        }
-        return total
-    }
-
-    static func taskDirectories() throws -> [String] {
-        guard let directory = opendir("/proc/self/task") else { throw PollTestError("opendir: errno \(errno)") }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    static func readFile(_ path: String) throws -> String {
-        guard let file = fopen(path, "r") else { throw PollTestError("fopen \(path): errno \(errno)") }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = fread(&buffer, 1, buffer.count - 1, file)
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            .trimmingCharacters(in: "\n")
-    }
 }
 
 struct PollTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in character: Character) -> String {
-        var text = self
-        while text.last == character { text.removeLast() }
-        return text
-    }
 }
 
 /// A descriptor number set on the loop and read by the watch's handler, also on the loop.
