@@ -35,6 +35,10 @@ package final class BlueZCentral: BLECentral {
         return BLESinkTimer { delay, work in loop.execute(after: delay, work) }
     }
 
+    package func paceAdverts(every interval: Duration?) async {
+        await client.connection.paceReading(every: interval)
+    }
+
     package func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws {
         try await mapped {
             try await client.setDiscoveryFilter(adapter: adapter, filter)

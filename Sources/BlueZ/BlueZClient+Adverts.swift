@@ -24,7 +24,8 @@ extension BlueZClient {
             sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged",
             arg0: BlueZName.device)
         let last = LastAdvertReport()
-        return try await connection.tapMessages(matching: rule) { message in
+        // Reports can wait for paced reading: presence and sensor readings do not hang on milliseconds.
+        return try await connection.tapMessages(matching: rule, defersReading: true) { message in
             guard let report = Self.advertReport(message, after: last) else { return false }
             return handler(report.path, report.properties)
         }

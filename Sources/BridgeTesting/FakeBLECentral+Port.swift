@@ -17,6 +17,10 @@ extension FakeBLECentral {
         return nil
     }
 
+    package func paceAdverts(every interval: Duration?) async {
+        state.withLock { $0.advertPacingRequests.append(interval) }
+    }
+
     package func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws {
         operations.append(.startDiscovery)
     }

@@ -49,6 +49,8 @@ package final class FakeBLECentral: BLECentral {
         var readValues: [String: [UInt8]] = [:]
         var valueSink: (@Sendable (String, [UInt8]) -> Bool)?
         var advertSink: (@Sendable (String, [BLEDeviceProperty]) -> Bool)?
+        /// What the bridge asked `paceAdverts` for, in order.
+        var advertPacingRequests: [Duration?] = []
         var connected: Set<String> = []
     }
 
@@ -152,4 +154,9 @@ package final class FakeBLECentral: BLECentral {
         let path = device.characteristic(uuid).path
         return state.withLock { $0.channels[path] != nil }
     }
+}
+
+extension FakeBLECentral {
+    /// The intervals the bridge passed to `paceAdverts`, in order (nil: pacing off).
+    package var advertPacingRequests: [Duration?] { state.withLock { $0.advertPacingRequests } }
 }

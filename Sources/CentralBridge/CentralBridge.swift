@@ -234,6 +234,8 @@ package actor CentralBridge: Service {
             adverts.takeReport(path, properties, followUps: toActor)
         }
         if let sinkTimer { adverts.deferFlushes(on: sinkTimer, toActor: toActor) }
+        let batch = configuration.bluetooth.advertBatch
+        await central.paceAdverts(every: batch == .zero ? nil : batch)
         for await event in central.events() {
             handle(event)
         }

@@ -79,8 +79,16 @@ extension DBusConnection {
             }
         }
         watches[key]?.setInterest(
-            read: enabled && flags & DBUS_WATCH_READABLE.rawValue != 0,
+            read: enabled && flags & DBUS_WATCH_READABLE.rawValue != 0 && !pacing.isPaused,
             write: enabled && flags & DBUS_WATCH_WRITABLE.rawValue != 0)
+    }
+
+    /// Sets every watch's interests again from libdbus's flags and the pacing (see `paceReading`).
+    func refreshWatches() {
+        for key in watches.keys {
+            guard let watch = OpaquePointer(bitPattern: key) else { continue }
+            updateWatch(watch)
+        }
     }
 
     private func removeWatch(_ watch: OpaquePointer) {
@@ -97,6 +105,7 @@ extension DBusConnection {
         dbus_watch_handle(watch, flags)
         dispatchScheduled = wasScheduled
         dispatchAll()
+        if flags == DBUS_WATCH_READABLE.rawValue, handle != nil { accountReadingWake(key) }
     }
 
     private func updateTimeout(_ timeout: OpaquePointer) {
@@ -164,6 +173,7 @@ extension DBusConnection {
             // passing a signal on would only make libdbus split its path to find no handler, for every signal.
             return DBUS_HANDLER_RESULT_HANDLED
         case DBusMessageKind.methodCall:
+            noteUrgentMessage()
             return handleMethodCall(message)
         default:
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED

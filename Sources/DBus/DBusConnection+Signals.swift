@@ -149,12 +149,20 @@ extension DBusConnection {
             trackedOwners[name]!.changes += 1
         }
         let owners = trackedOwners
+        // The first tap that matches says whether the signal can wait (see `paceReading`); one that no tap
+        // matches cannot.
+        var matched = false
         if !taps.isEmpty {
             let view = DBusSignalMessage(message)
             for (_, tap) in taps.entries where tap.matches(&fields, owners: owners) {
+                if !matched {
+                    matched = true
+                    if !tap.defersReading { noteUrgentMessage() }
+                }
                 if tap.handler(view) { return }
             }
         }
+        if !matched { noteUrgentMessage() }
         var decoded: DBusSignal?
         for (_, subscription) in subscriptions {
             guard subscription.matches(&fields, owners: owners) else { continue }

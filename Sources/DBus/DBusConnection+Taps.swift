@@ -4,10 +4,13 @@
 /// rule's strings and the handler.
 final class SignalTap: Sendable {
     let rule: DBusMatchRule
+    /// Signals this tap matches first may wait for paced reading (see `DBusConnection.paceReading`).
+    let defersReading: Bool
     let handler: @Sendable (DBusSignalMessage) -> Bool
 
-    init(rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignalMessage) -> Bool) {
+    init(rule: DBusMatchRule, defersReading: Bool, handler: @escaping @Sendable (DBusSignalMessage) -> Bool) {
         self.rule = rule
+        self.defersReading = defersReading
         self.handler = handler
     }
 
@@ -59,12 +62,16 @@ extension DBusConnection {
 
     /// `tapSignals`, with the signal read in place instead of decoded: the handler takes out only what it needs
     /// (see `DBusSignalMessage`), so a signal costs no allocation beyond that.
+    ///
+    /// `defersReading`: the signals this tap is the first to match can wait a few milliseconds, so that reading
+    /// may pause while they are all that arrives (see `paceReading`).
     package func tapMessages(
-        matching rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignalMessage) -> Bool
+        matching rule: DBusMatchRule, defersReading: Bool = false,
+        handler: @escaping @Sendable (DBusSignalMessage) -> Bool
     ) async throws -> DBusSignalTapToken {
         _ = try requireHandle("AddMatch \(rule.ruleString)")
         let token = makeToken()
-        taps.add(SignalTap(rule: rule, handler: handler), token: token)
+        taps.add(SignalTap(rule: rule, defersReading: defersReading, handler: handler), token: token)
         do {
             try await addRule(rule)
         } catch {

@@ -29,6 +29,8 @@ package actor DBusConnection: LoopActor {
     var taps = SignalTaps()
     var trackedOwners = TrackedOwners()
     let droppedSignals = DBusCounter()
+    var pacing = ReadPacing()
+    let readPauses = DBusCounter()
     let refusedCalls = DBusCounter()
 
     var objects: [String: ExportedObject] = [:]

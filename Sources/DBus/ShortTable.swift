@@ -5,6 +5,7 @@ struct ShortTable<Key: Equatable, Value> {
     private var entries: [(key: Key, value: Value)] = []
 
     var isEmpty: Bool { entries.isEmpty }
+    var keys: [Key] { entries.map(\.key) }
 
     subscript(key: Key) -> Value? {
         get { entries.first { $0.key == key }?.value }

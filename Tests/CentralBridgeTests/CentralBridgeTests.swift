@@ -27,6 +27,21 @@ struct CentralBridgeTests {
         }
     }
 
+    /// `bluetooth.advert_batch` reaches the central once its advertisement sink is set: 20 ms unless configured,
+    /// none when 0.
+    @Test(arguments: [
+        ("", Duration.milliseconds(20) as Duration?), (", advert_batch: 0.05", .milliseconds(50)),
+        (", advert_batch: 0", nil),
+    ])
+    func advertBatchIsPassedToTheCentral(extra: String, expected: Duration?) async throws {
+        let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0, extra: extra) })
+        try await world.run {
+            world.central.advertise(Harness.strap)
+            try await world.waitOnline("strap")
+            #expect(world.central.advertPacingRequests == [expected])
+        }
+    }
+
     /// A connected device that keeps advertising: its reports are taken on the D-Bus loop (no actor hop) and still
     /// published; once its link ends they are the actor's again, and what it hears then is what is published.
     @Test func aConnectedDevicesReportsAreTakenOnTheLoopUntilItsLinkEnds() async throws {

@@ -26,6 +26,11 @@ package protocol BLECentral: AnyObject, Sendable {
         _ sink: @escaping @Sendable (_ device: String, _ properties: [BLEDeviceProperty]) -> Bool
     ) async throws -> BLESinkTimer?
 
+    /// Lets the stack batch advertisement reports: while nothing else arrives (no reply, no value, no other
+    /// event), it may gather what arrives over `interval` and hand it on at once, which costs far less per report
+    /// than waking for each. nil hands each report on as it arrives.
+    func paceAdverts(every interval: Duration?) async
+
     func startDiscovery(adapter: String, filter: BLEDiscoveryFilter) async throws
     func stopDiscovery(adapter: String) async throws
     /// Forgets a device (and its keys) at the stack.

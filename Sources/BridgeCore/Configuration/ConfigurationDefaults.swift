@@ -32,6 +32,11 @@ package enum ConfigurationDefaults {
     package static let requestTimeoutSeconds = 10.0
     package static let maxTrackedDevices = 1000
     package static let advertMinIntervalSeconds = 5.0
+    /// 20 ms: below what a person notices of a button or a presence, and a sensor advertising every 100 ms (or 1,000
+    /// sensors once a second) still fills each batch with several reports.
+    package static let advertBatchMilliseconds: Int64 = 20
+    /// The longest batch: reports older than this would be stale for presence.
+    package static let advertBatchMaximumSeconds = 1.0
     package static let unheardTimeoutSeconds = 600.0
     package static let reconnectInitialSeconds = 1.0
     package static let reconnectMaxSeconds = 60.0

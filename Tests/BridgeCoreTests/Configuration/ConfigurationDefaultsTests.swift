@@ -46,6 +46,7 @@ import Testing
         "properties/bluetooth/properties/request_timeout": { seconds($0.bluetooth.requestTimeout) },
         "properties/bluetooth/properties/max_tracked_devices": { "\($0.bluetooth.maxTrackedDevices)" },
         "properties/bluetooth/properties/advert_min_interval": { seconds($0.bluetooth.advertMinInterval) },
+        "properties/bluetooth/properties/advert_batch": { milliseconds($0.bluetooth.advertBatch) },
         "properties/bluetooth/properties/unheard_timeout": { seconds($0.bluetooth.unheardTimeout) },
         "properties/bluetooth/properties/reconnect/properties/initial": { seconds($0.bluetooth.reconnectInitial) },
         "properties/bluetooth/properties/reconnect/properties/max": { seconds($0.bluetooth.reconnectMax) },
@@ -95,6 +96,11 @@ import Testing
     ]
 
     static func seconds(_ duration: Duration) -> String { "\(duration.components.seconds)" }
+
+    /// A duration under a second as the schema writes it in seconds (`0.02`).
+    static func milliseconds(_ duration: Duration) -> String {
+        "\(Double(duration.components.attoseconds / 1_000_000_000_000_000) / 1000)"
+    }
 
     static func localCharacteristic(_ config: BridgeConfiguration) -> PeripheralConfiguration.LocalCharacteristic? {
         config.peripheral?.services.first?.characteristics.first
@@ -151,5 +157,21 @@ import Testing
         #expect(config.bluetooth.reconnectInitial == .seconds(1) && config.bluetooth.reconnectMax == .seconds(60))
         #expect(config.stateDirectory == "/var/lib/gattway" && config.logLevel == .info)
         #expect(config.peripheral == nil && config.devices.isEmpty)
+        #expect(config.bluetooth.advertBatch == .milliseconds(20))
+    }
+
+    @Test("advert_batch: 0 turns batching off, a duration up to 1 s sets it, anything else is refused")
+    func advertBatch() throws {
+        func batch(_ value: String) throws -> Duration {
+            try BridgeConfiguration(yaml: "mqtt: { url: \"mqtt://localhost\" }\nbluetooth: { advert_batch: \(value) }")
+                .bluetooth.advertBatch
+        }
+        #expect(try batch("0") == .zero)
+        #expect(try batch("0.005") == .milliseconds(5))
+        #expect(try batch("1") == .seconds(1))
+        for refused in ["-0.01", "0.0001", "1.5", ".nan", "\"soon\""] {
+            let error = #expect(throws: ConfigurationErrors.self, "advert_batch: \(refused)") { try batch(refused) }
+            #expect(error?.description.contains("bluetooth.advert_batch") ?? false, "\(String(describing: error))")
+        }
     }
 }

@@ -4,7 +4,7 @@ extension BridgeConfigurationFile {
         package var adapter: String?
         package var scan: ScanSection?
         package var maxConcurrentConnects: Int?
-        package var connectTimeout, requestTimeout, advertMinInterval, unheardTimeout: Double?
+        package var connectTimeout, requestTimeout, advertMinInterval, advertBatch, unheardTimeout: Double?
         package var maxTrackedDevices: Int?
         package var reconnect: ReconnectSection?
 
@@ -15,6 +15,7 @@ extension BridgeConfigurationFile {
             case requestTimeout = "request_timeout"
             case maxTrackedDevices = "max_tracked_devices"
             case advertMinInterval = "advert_min_interval"
+            case advertBatch = "advert_batch"
             case unheardTimeout = "unheard_timeout"
         }
 
@@ -27,6 +28,7 @@ extension BridgeConfigurationFile {
             requestTimeout = read(.requestTimeout)
             maxTrackedDevices = read(.maxTrackedDevices)
             advertMinInterval = read(.advertMinInterval)
+            advertBatch = read(.advertBatch)
             unheardTimeout = read(.unheardTimeout)
             reconnect = read(.reconnect)
         }

@@ -30,6 +30,7 @@ extension ConfigurationValidator {
         let advertInterval = duration(
             section?.advertMinInterval ?? ConfigurationDefaults.advertMinIntervalSeconds,
             "bluetooth.advert_min_interval")
+        let batch = advertBatch(section?.advertBatch, "bluetooth.advert_batch")
         let unheard = duration(
             section?.unheardTimeout ?? ConfigurationDefaults.unheardTimeoutSeconds, "bluetooth.unheard_timeout")
         let initial = duration(
@@ -42,7 +43,7 @@ extension ConfigurationValidator {
             fail("bluetooth.reconnect", "initial must not be greater than max")
         }
         guard let adapter, let transport, let connects, let connectTimeout, let requestTimeout, let tracked,
-            let advertInterval, let unheard, let initial, let maximum
+            let advertInterval, let batch, let unheard, let initial, let maximum
         else { return nil }
         return BluetoothSettings(
             adapter: adapter,
@@ -51,8 +52,24 @@ extension ConfigurationValidator {
                 duplicates: scanFile?.duplicates ?? ConfigurationDefaults.scanDuplicates,
                 pattern: scanFile?.pattern, transport: transport),
             maxConcurrentConnects: connects, connectTimeout: connectTimeout, requestTimeout: requestTimeout,
-            maxTrackedDevices: tracked, advertMinInterval: advertInterval, reconnectInitial: initial,
-            reconnectMax: maximum, unheardTimeout: unheard)
+            maxTrackedDevices: tracked, advertMinInterval: advertInterval, advertBatch: batch,
+            reconnectInitial: initial, reconnectMax: maximum, unheardTimeout: unheard)
+    }
+
+    /// Seconds from 0.001 to `advertBatchMaximumSeconds`, or 0 for none (`.zero`); the default when not given.
+    mutating func advertBatch(_ seconds: Double?, _ path: String) -> Duration? {
+        guard let seconds else { return .milliseconds(ConfigurationDefaults.advertBatchMilliseconds) }
+        if seconds == 0 { return .zero }
+        guard seconds.isFinite, seconds >= ConfigurationDefaults.minimumDurationSeconds,
+            seconds <= ConfigurationDefaults.advertBatchMaximumSeconds
+        else {
+            fail(
+                path,
+                "\(seconds) is not 0 (no batching) or a duration in seconds between 0.001 and "
+                    + "\(ConfigurationDefaults.advertBatchMaximumSeconds)")
+            return nil
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// `hci` followed by digits.

@@ -1,0 +1,85 @@
+import Glibc
+import Polling
+
+/// Reading the bus in batches while only signals that can wait arrive (see `DBusConnection.paceReading`).
+///
+/// Each wake-up costs far more than the message it brings when messages arrive one at a time: the loop's code and
+/// libdbus's find their caches cold every time. Advertisement reports tolerate a few milliseconds; replies,
+/// incoming calls and characteristic values do not, so any of those ends the batching for `quietPeriod`.
+struct ReadPacing {
+    /// How long reading pauses once the socket is drained; nil: never.
+    var interval: Duration?
+    /// How long after the last message that could not wait reading may pause again.
+    var quietPeriod: Duration = .milliseconds(100)
+    /// A message that could not wait was dispatched since the last wake-up was accounted.
+    var sawUrgent = false
+    var lastUrgent = ContinuousClock.now
+    /// Set while reading is paused; ends the pause when it fires.
+    var resumeTimer: LoopTimer?
+
+    var isPaused: Bool { resumeTimer != nil }
+}
+
+extension DBusConnection {
+    /// Paces reading the bus: once a wake-up has drained the socket and, for `quietPeriod`, no call of this
+    /// connection was waiting for its reply and every message was a signal first matched by a tap made with
+    /// `defersReading` (no incoming call, no other signal), reading pauses for `interval`, so that what arrives
+    /// meanwhile is read and dispatched in one wake-up. Sending a call ends a pause at once. nil turns pacing off.
+    ///
+    /// Writing is never paused, nor are the connection's timeouts.
+    package func paceReading(every interval: Duration?, quietPeriod: Duration = .milliseconds(100)) {
+        precondition(interval.map { $0 > .zero } ?? true, "paceReading: the interval must be positive")
+        pacing.interval = interval
+        pacing.quietPeriod = quietPeriod
+        pacing.lastUrgent = .now
+        if interval == nil { resumeReading() }
+    }
+
+    /// How many times reading paused (see `paceReading`).
+    package nonisolated var readPauseCount: Int { readPauses.value }
+
+    /// A message that cannot wait was dispatched.
+    func noteUrgentMessage() {
+        pacing.sawUrgent = true
+    }
+
+    /// A call went out: its reply is read as soon as it comes.
+    func noteCallSent() {
+        pacing.lastUrgent = .now
+        resumeReading()
+    }
+
+    /// After a wake-up that read the socket behind watch `key`: pauses reading when pacing allows it.
+    func accountReadingWake(_ key: UInt) {
+        guard let interval = pacing.interval, !pacing.isPaused else { return }
+        let now = ContinuousClock.now
+        if pacing.sawUrgent {
+            pacing.sawUrgent = false
+            pacing.lastUrgent = now
+            return
+        }
+        guard pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
+            let watch = watches[key], Self.isDrained(watch.fileDescriptor)
+        else { return }
+        pacing.resumeTimer = loop.schedule(after: interval) { [weak self] in
+            self?.loopIsolated { $0.resumeReading() }
+        }
+        readPauses.increment()
+        refreshWatches()
+    }
+
+    func resumeReading() {
+        guard let timer = pacing.resumeTimer else { return }
+        timer.cancel()
+        pacing.resumeTimer = nil
+        refreshWatches()
+    }
+
+    /// Whether the socket has nothing left to read now. A socket at its end (or failing) is not drained: libdbus
+    /// must read that too.
+    private static func isDrained(_ socket: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    }
+}

@@ -1,0 +1,126 @@
+import DBus
+import Synchronization
+import TestWorld
+import Testing
+
+/// Paced reading against a real dbus-daemon: the connection pauses reading only while every message it gets is a
+/// signal a deferring tap matches first, loses and reorders nothing, and a call it makes while paused is answered.
+@Suite("D-Bus reading paced while only deferrable signals arrive", .timeLimit(.minutes(2)))
+struct DBusReadPacingTests {
+    private static let interface = "org.gattway.Test"
+
+    /// Taps `Tick` signals (their `uint32` argument) on the client; `defersReading` as given.
+    private static func tapTicks(
+        _ world: DBusTestBus, defersReading: Bool
+    ) async throws -> AsyncStream<UInt32> {
+        let (ticks, continuation) = AsyncStream.makeStream(of: UInt32.self)
+        _ = try await world.client.tapMessages(
+            matching: DBusMatchRule(sender: world.server.uniqueName, interface: interface, member: "Tick"),
+            defersReading: defersReading
+        ) { message in
+            guard let number = message.decoded.arguments.first?.uint32 else { return false }
+            continuation.yield(number)
+            return true
+        }
+        return ticks
+    }
+
+    private static func tick(_ world: DBusTestBus, _ number: UInt32) async throws {
+        try await world.server.emitSignal(path: "/n", interface: interface, name: "Tick", arguments: [.uint32(number)])
+    }
+
+    private static func collect(_ count: Int, from ticks: AsyncStream<UInt32>) async throws -> [UInt32] {
+        try await withDeadline(.seconds(20), "\(count) ticks") {
+            var received: [UInt32] = []
+            for await number in ticks {
+                received.append(number)
+                if received.count == count { break }
+            }
+            return received
+        }
+    }
+
+    /// Emits ticks from `start`, 20 ms apart, until the client has paused reading at least once (at most 5 s);
+    /// how many it emitted.
+    private static func tickUntilPaused(_ world: DBusTestBus, from start: UInt32 = 0) async throws -> UInt32 {
+        var number = start
+        let deadline = ContinuousClock.now + .seconds(5)
+        while world.client.readPauseCount == 0 {
+            try #require(ContinuousClock.now < deadline, "reading never paused")
+            try await tick(world, number)
+            number += 1
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return number - start
+    }
+
+    @Test("signals a deferring tap matches are read in paced batches, every one delivered in order")
+    func deferrableSignalsArePaced() async throws {
+        try await DBusTestBus.with { world in
+            await world.client.paceReading(every: .milliseconds(20))
+            let ticks = try await Self.tapTicks(world, defersReading: true)
+            for number in UInt32(0)..<200 {
+                try await Self.tick(world, number)
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(try await Self.collect(200, from: ticks) == Array(0..<200))
+            #expect(world.client.readPauseCount > 0)
+        }
+    }
+
+    @Test("signals no deferring tap matches first keep reading prompt: it never pauses")
+    func otherSignalsAreNotPaced() async throws {
+        try await DBusTestBus.with { world in
+            await world.client.paceReading(every: .milliseconds(20))
+            let ticks = try await Self.tapTicks(world, defersReading: false)
+            for number in UInt32(0)..<200 {
+                try await Self.tick(world, number)
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(try await Self.collect(200, from: ticks) == Array(0..<200))
+            #expect(world.client.readPauseCount == 0)
+        }
+    }
+
+    @Test("without pacing, reading never pauses")
+    func unpacedConnectionNeverPauses() async throws {
+        try await DBusTestBus.with { world in
+            let ticks = try await Self.tapTicks(world, defersReading: true)
+            for number in UInt32(0)..<100 {
+                try await Self.tick(world, number)
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(try await Self.collect(100, from: ticks) == Array(0..<100))
+            #expect(world.client.readPauseCount == 0)
+        }
+    }
+
+    @Test("a call made while reading is paused gets its reply, and the signals held back arrive with it")
+    func callEndsThePause() async throws {
+        try await DBusTestBus.with { world in
+            try await world.server.export(
+                path: "/org/gattway/Test", interfaces: [DBusInterface(name: Self.interface, methods: [echoMethod])])
+            // Far longer than the call's timeout: only the call itself can end this pause in time.
+            await world.client.paceReading(every: .seconds(60))
+            let ticks = try await Self.tapTicks(world, defersReading: true)
+            let emitted = try await Self.tickUntilPaused(world)
+            // Held back by the pause: these wait in the socket until something ends it.
+            try await Self.tick(world, emitted)
+            try await Self.tick(world, emitted + 1)
+            #expect(try await world.call("Echo", [.string("paused")], timeout: .seconds(5)) == [.string("paused")])
+            #expect(try await Self.collect(Int(emitted) + 2, from: ticks) == Array(0..<(emitted + 2)))
+        }
+    }
+
+    @Test("turning pacing off ends a pause at once")
+    func turningPacingOffResumes() async throws {
+        try await DBusTestBus.with { world in
+            await world.client.paceReading(every: .seconds(60))
+            let ticks = try await Self.tapTicks(world, defersReading: true)
+            let emitted = try await Self.tickUntilPaused(world)
+            try await Self.tick(world, emitted)
+            await world.client.paceReading(every: nil)
+            #expect(try await Self.collect(Int(emitted) + 1, from: ticks) == Array(0...emitted))
+        }
+    }
+}
