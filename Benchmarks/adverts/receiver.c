@@ -8,6 +8,9 @@
  *   receiver ADAPTER HOST PORT       also publishes, as Gattway does per advertisement here, two messages at QoS 0,
  *                                    retained: the advertised bytes unchanged, to c-receiver/DEVICE/state and
  *                                    c-receiver/DEVICE/advert (the floor of receiving and publishing, no JSON)
+ *   receiver -b MS ADAPTER ...       reads in batches, as Gattway does while only reports arrive
+ *                                    (bluetooth.advert_batch): once the socket is drained it sleeps MS ms, so that
+ *                                    what arrives meanwhile is read in one wake-up
  *
  * The bus is DBUS_SYSTEM_BUS_ADDRESS (the simulator's). Prints "receiver: ready" once discovering; on SIGUSR1
  * prints "receiver: adverts N" (advertisement signals so far); exits on SIGTERM. One thread, one blocking loop.
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stopping = 0;
 static volatile sig_atomic_t report_requested = 0;
@@ -166,9 +170,31 @@ static void start_discovery(DBusConnection *bus, const char *adapter_path) {
     call_adapter(bus, adapter_path, call);
 }
 
+/* Takes every message libdbus has read; how many. */
+static int take_messages(DBusConnection *bus) {
+    int taken = 0;
+    DBusMessage *message;
+    while ((message = dbus_connection_pop_message(bus)) != NULL) {
+        taken++;
+        if (dbus_message_is_signal(message, "org.freedesktop.DBus.Properties", "PropertiesChanged")) {
+            adverts += (unsigned long long)is_advert_properties_changed(message);
+        } else if (dbus_message_is_signal(message, "org.freedesktop.DBus.ObjectManager", "InterfacesAdded")) {
+            adverts += (unsigned long long)is_advert_interfaces_added(message);
+        }
+        dbus_message_unref(message);
+    }
+    return taken;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2 && argc != 4) {
-        fprintf(stderr, "usage: receiver ADAPTER [HOST PORT]\n");
+    long batch_ms = 0;
+    if (argc > 2 && strcmp(argv[1], "-b") == 0) {
+        batch_ms = strtol(argv[2], NULL, 10);
+        argc -= 2;
+        argv += 2;
+    }
+    if ((argc != 2 && argc != 4) || batch_ms < 0 || batch_ms > 1000) {
+        fprintf(stderr, "usage: receiver [-b MS] ADAPTER [HOST PORT]\n");
         return 2;
     }
     if (argc == 4) {
@@ -228,14 +254,13 @@ int main(int argc, char **argv) {
                 if (rc != MOSQ_ERR_SUCCESS) fail("the broker", mosquitto_strerror(rc));
             }
         }
-        DBusMessage *message;
-        while ((message = dbus_connection_pop_message(bus)) != NULL) {
-            if (dbus_message_is_signal(message, "org.freedesktop.DBus.Properties", "PropertiesChanged")) {
-                adverts += (unsigned long long)is_advert_properties_changed(message);
-            } else if (dbus_message_is_signal(message, "org.freedesktop.DBus.ObjectManager", "InterfacesAdded")) {
-                adverts += (unsigned long long)is_advert_interfaces_added(message);
-            }
-            dbus_message_unref(message);
+        take_messages(bus);
+        if (batch_ms > 0) {
+            /* libdbus reads about 2 KiB a turn: read on until a turn brings nothing, then sleep. */
+            do {
+                dbus_connection_read_write(bus, 0);
+            } while (take_messages(bus) > 0);
+            usleep((useconds_t)(batch_ms * 1000));
         }
         if (report_requested) {
             report_requested = 0;

@@ -69,7 +69,7 @@ extension DBusConnection {
     }
 
     func resumeReading() {
-        guard let timer = pacing.resumeTimer else { return }
+        guard handle != nil, let timer = pacing.resumeTimer else { return }
         timer.cancel()
         pacing.resumeTimer = nil
         refreshWatches()

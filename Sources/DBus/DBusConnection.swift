@@ -102,6 +102,8 @@ package actor DBusConnection: LoopActor {
         dbus_connection_set_watch_functions(c, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(c, nil, nil, nil, nil, nil)
         failEverything(DBusError.notConnected("close()"))
+        pacing.resumeTimer?.cancel()
+        pacing.resumeTimer = nil
         dbus_connection_close(c)
         dbus_connection_unref(c)
         logger.debug("dbus.closed", metadata: ["dbus.unique_name": "\(uniqueName)"])

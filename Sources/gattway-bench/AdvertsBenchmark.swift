@@ -31,7 +31,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var workloads: String = "crowd,100,500,100r,500r,100w"
     @Option(
         help:
-            "Receivers to run (comma-separated: c, c-publish, gattway); the ratio columns need c and c-publish."
+            "Receivers to run (comma-separated: c, c-publish, c-batch, gattway); the ratio columns need c and c-publish."
     )
     var receivers: String = "c,c-publish,gattway"
     @Option(
@@ -61,7 +61,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     }
 
     private func selectedReceivers() throws -> [AdvertsReceiverKind] {
-        try BenchLocations.list(receivers, of: "receiver", choices: "c, c-publish and/or gattway") {
+        try BenchLocations.list(receivers, of: "receiver", choices: "c, c-publish, c-batch and/or gattway") {
             AdvertsReceiverKind(rawValue: $0)
         }
     }

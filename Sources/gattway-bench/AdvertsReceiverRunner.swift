@@ -8,12 +8,16 @@ enum AdvertsReceiverKind: String, Sendable {
     /// Receives and publishes the advertised bytes twice, as Gattway publishes state and advert: the floor of the
     /// same MQTT work without decoding or JSON.
     case cPublishing = "c-publish"
+    /// Receives and counts in batches, as Gattway reads while only reports arrive (`bluetooth.advert_batch`, the
+    /// same interval): the floor of receiving when wake-ups are shared.
+    case cBatching = "c-batch"
     case gattway
 
     var title: String {
         switch self {
         case .c: "C receiver"
         case .cPublishing: "C rcv+MQTT"
+        case .cBatching: "C rcv batch"
         case .gattway: "Gattway"
         }
     }
@@ -73,8 +77,13 @@ struct AdvertsReceiverRunner {
         let log = stage.directory + "/\(kind.rawValue).log"
         let process: BenchProcess
         switch kind {
-        case .c, .cPublishing:
-            let arguments = kind == .c ? ["hci0"] : ["hci0", "127.0.0.1", "\(stage.port)"]
+        case .c, .cPublishing, .cBatching:
+            let arguments =
+                switch kind {
+                case .cPublishing: ["hci0", "127.0.0.1", "\(stage.port)"]
+                case .cBatching: ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)", "hci0"]
+                default: ["hci0"]
+                }
             let program = BenchProcess.cProgram(receiverBinary, arguments)
             process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))

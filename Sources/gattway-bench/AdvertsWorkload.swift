@@ -93,6 +93,9 @@ enum AdvertsWorkload: Sendable, Equatable {
 
     /// Gattway's configuration: devices by `match:` rules, `connect: never`, duplicates on, states published as
     /// often as they change (the repeating sensor's at most once a second, as often as it has a new reading).
+    /// Gattway's `bluetooth.advert_batch` here (its default), and the batching C receiver's interval.
+    static let advertBatchMilliseconds = 20
+
     func configuration(port: UInt16, directory: String, simulator: String) throws -> String {
         var yaml = """
             mqtt:
@@ -107,6 +110,7 @@ enum AdvertsWorkload: Sendable, Equatable {
               adapter: hci0
               scan: { duplicates: true }
               advert_min_interval: \(minimumInterval)
+              advert_batch: \(Double(Self.advertBatchMilliseconds) / 1000)
               max_tracked_devices: 2000
             devices:
 
