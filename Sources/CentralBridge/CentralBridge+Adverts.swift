@@ -3,6 +3,15 @@ import BridgeCore
 import MQTTCore
 
 extension CentralBridge {
+    /// How long the stack may gather advertisement reports (see `BLECentral.paceAdverts`): `advert_batch`, but never
+    /// longer than `advert_min_interval`, so that a device allowed to publish every millisecond still has each of
+    /// its readings published (reports gathered together would otherwise fall within one interval, and only the
+    /// newest of them would be). nil: no batching.
+    static func advertPacing(_ bluetooth: BluetoothSettings) -> Duration? {
+        let batch = min(bluetooth.advertBatch, bluetooth.advertMinInterval)
+        return batch > .zero ? batch : nil
+    }
+
     /// A tracked device's advert changed (as the actor's tree tells): publish it and its decoded state now, or
     /// once the minimum interval has passed. Passive devices' reports mostly take the D-Bus loop's path instead
     /// (see ``AdvertPublisher``).

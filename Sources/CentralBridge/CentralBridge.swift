@@ -234,8 +234,7 @@ package actor CentralBridge: Service {
             adverts.takeReport(path, properties, followUps: toActor)
         }
         if let sinkTimer { adverts.deferFlushes(on: sinkTimer, toActor: toActor) }
-        let batch = configuration.bluetooth.advertBatch
-        await central.paceAdverts(every: batch == .zero ? nil : batch)
+        await central.paceAdverts(every: Self.advertPacing(configuration.bluetooth))
         for await event in central.events() {
             handle(event)
         }

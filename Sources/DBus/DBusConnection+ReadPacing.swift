@@ -16,15 +16,22 @@ struct ReadPacing {
     var lastUrgent = ContinuousClock.now
     /// Set while reading is paused; ends the pause when it fires.
     var resumeTimer: LoopTimer?
+    /// When a wake-up last read the socket, and when a pause last ran out: a message within `interval` of either
+    /// says messages come closer together than a pause lasts, so that one would gather several. Otherwise a pause
+    /// would only add the wake-up of its own end.
+    var lastRead = ContinuousClock.now
+    var lastPauseEnd = ContinuousClock.now
 
     var isPaused: Bool { resumeTimer != nil }
 }
 
 extension DBusConnection {
-    /// Paces reading the bus: once a wake-up has drained the socket and, for `quietPeriod`, no call of this
-    /// connection was waiting for its reply and every message was a signal first matched by a tap made with
-    /// `defersReading` (no incoming call, no other signal), reading pauses for `interval`, so that what arrives
-    /// meanwhile is read and dispatched in one wake-up. Sending a call ends a pause at once. nil turns pacing off.
+    /// Paces reading the bus: once a wake-up has drained the socket, messages came less than `interval` apart,
+    /// and for `quietPeriod` no call of this connection was waiting for its reply and every message was a signal
+    /// first matched by a tap made with `defersReading` (no incoming call, no other signal), reading pauses for
+    /// `interval`, so that what arrives meanwhile is read and dispatched in one wake-up. Messages further apart are
+    /// read as they come: a pause would gather nothing and add a wake-up. Sending a call ends a pause at once. nil
+    /// turns pacing off.
     ///
     /// Writing is never paused, nor are the connection's timeouts.
     package func paceReading(every interval: Duration?, quietPeriod: Duration = .milliseconds(100)) {
@@ -53,16 +60,21 @@ extension DBusConnection {
     func accountReadingWake(_ key: UInt) {
         guard let interval = pacing.interval, !pacing.isPaused else { return }
         let now = ContinuousClock.now
+        let dense = now - max(pacing.lastRead, pacing.lastPauseEnd) < interval
+        pacing.lastRead = now
         if pacing.sawUrgent {
             pacing.sawUrgent = false
             pacing.lastUrgent = now
             return
         }
-        guard pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
+        guard dense, pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
             let watch = watches[key], Self.isDrained(watch.fileDescriptor)
         else { return }
         pacing.resumeTimer = loop.schedule(after: interval) { [weak self] in
-            self?.loopIsolated { $0.resumeReading() }
+            self?.loopIsolated { connection in
+                connection.pacing.lastPauseEnd = .now
+                connection.resumeReading()
+            }
         }
         readPauses.increment()
         refreshWatches()

@@ -33,7 +33,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         help:
             "Receivers to run (comma-separated: c, c-publish, c-batch, gattway); the ratio columns need c and c-publish."
     )
-    var receivers: String = "c,c-publish,gattway"
+    var receivers: String = "c,c-publish,c-batch,gattway"
     @Option(
         help:
             "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program)."

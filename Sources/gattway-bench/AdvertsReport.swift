@@ -20,7 +20,7 @@ struct AdvertsReport {
             "Passive advertisements, one run, \(rounds) round\(rounds == 1 ? "" : "s"): every advertisement a new reading (\"1 new/s\": once a second); LE discovery with duplicates on"
         )
         Swift.print(
-            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (1 new/s: 1 s), advert_batch \(AdvertsWorkload.advertBatchMilliseconds) ms, MQTT QoS 0"
+            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (crowd: 0.5 s, 1 new/s: 1 s), advert_batch \(AdvertsWorkload.advertBatchMilliseconds) ms (at most advert_min_interval), MQTT QoS 0"
         )
         if !compileCommand.isEmpty {
             Swift.print(

@@ -135,8 +135,16 @@ enum AdvertsWorkload: Sendable, Equatable {
         return yaml
     }
 
-    /// Gattway's `bluetooth.advert_min_interval` in seconds.
-    var minimumInterval: String { countsReports ? "1" : "0.001" }
+    /// Gattway's `bluetooth.advert_min_interval` in seconds: short enough that every new reading is published (the
+    /// crowd's sensors have one a second each, the repeating sensor too), and no shorter, since Gattway gathers
+    /// reports for at most that long (`advert_batch`).
+    var minimumInterval: String {
+        switch self {
+        case .crowd: "0.5"
+        case .burst: "0.001"
+        case .repeating: "1"
+        }
+    }
 
     /// The crowd's bindkey, from its scenario file (`bindkey: <32 hex digits>`), so the two never disagree.
     static func crowdBindkey(scenario: String) throws -> String {

@@ -28,10 +28,10 @@ struct CentralBridgeTests {
     }
 
     /// `bluetooth.advert_batch` reaches the central once its advertisement sink is set: 20 ms unless configured,
-    /// none when 0.
+    /// none when 0, and never longer than `advert_min_interval`.
     @Test(arguments: [
         ("", Duration.milliseconds(20) as Duration?), (", advert_batch: 0.05", .milliseconds(50)),
-        (", advert_batch: 0", nil),
+        (", advert_batch: 0", nil), (", advert_batch: 0.05, advert_min_interval: 0.01", .milliseconds(10)),
     ])
     func advertBatchIsPassedToTheCentral(extra: String, expected: Duration?) async throws {
         let world = try Harness(yaml: { Harness.strapAndLock(stateDirectory: $0, extra: extra) })
