@@ -82,6 +82,20 @@ struct DBusReadPacingTests {
         }
     }
 
+    @Test("signals further apart than a pause lasts are read as they come: a pause would gather nothing")
+    func sparseSignalsAreNotPaced() async throws {
+        try await DBusTestBus.with { world in
+            await world.client.paceReading(every: .milliseconds(5))
+            let ticks = try await Self.tapTicks(world, defersReading: true)
+            for number in UInt32(0)..<12 {
+                try await Self.tick(world, number)
+                try await Task.sleep(for: .milliseconds(60))
+            }
+            #expect(try await Self.collect(12, from: ticks) == Array(0..<12))
+            #expect(world.client.readPauseCount == 0)
+        }
+    }
+
     @Test("without pacing, reading never pauses")
     func unpacedConnectionNeverPauses() async throws {
         try await DBusTestBus.with { world in
