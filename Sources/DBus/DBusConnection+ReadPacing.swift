@@ -7,36 +7,24 @@ import Polling
 /// libdbus's find their caches cold every time. Advertisement reports tolerate a few milliseconds; replies,
 /// incoming calls and characteristic values do not, so any of those ends the batching for `quietPeriod`.
 ///
-/// Times are nanoseconds of CLOCK_MONOTONIC, read once per wake-up: a notification stream's every wake-up accounts
-/// here, and `ContinuousClock`'s instants and durations cost several times the instructions and code pages.
+/// Times are `MonotonicTime` nanoseconds, read once per wake-up: a notification stream's every wake-up accounts here.
 struct ReadPacing {
     /// How long reading pauses once the socket is drained, in nanoseconds; nil: never.
-    var interval: Int64?
+    var interval: UInt64?
     /// How long after the last message that could not wait reading may pause again, in nanoseconds.
-    var quietPeriod: Int64 = 100_000_000
+    var quietPeriod: UInt64 = 100_000_000
     /// A message that could not wait was dispatched since the last wake-up was accounted.
     var sawUrgent = false
-    var lastUrgent: Int64 = 0
+    var lastUrgent: UInt64 = 0
     /// Set while reading is paused; ends the pause when it fires.
     var resumeTimer: LoopTimer?
     /// When a wake-up last read the socket, and when a pause last ran out: a message within `interval` of either
     /// says messages come closer together than a pause lasts, so that one would gather several. Otherwise a pause
     /// would only add the wake-up of its own end.
-    var lastRead: Int64 = 0
-    var lastPauseEnd: Int64 = 0
+    var lastRead: UInt64 = 0
+    var lastPauseEnd: UInt64 = 0
 
     var isPaused: Bool { resumeTimer != nil }
-
-    static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
-    }
 }
 
 extension DBusConnection {
@@ -50,9 +38,9 @@ extension DBusConnection {
     /// Writing is never paused, nor are the connection's timeouts.
     package func paceReading(every interval: Duration?, quietPeriod: Duration = .milliseconds(100)) {
         precondition(interval.map { $0 > .zero } ?? true, "paceReading: the interval must be positive")
-        pacing.interval = interval.map(ReadPacing.nanoseconds)
-        pacing.quietPeriod = ReadPacing.nanoseconds(quietPeriod)
-        pacing.lastUrgent = ReadPacing.now()
+        pacing.interval = interval.map(MonotonicTime.nanoseconds)
+        pacing.quietPeriod = MonotonicTime.nanoseconds(quietPeriod)
+        pacing.lastUrgent = MonotonicTime.now()
         if interval == nil { resumeReading() }
     }
 
@@ -66,14 +54,15 @@ extension DBusConnection {
 
     /// A call went out: its reply is read as soon as it comes.
     func noteCallSent() {
-        pacing.lastUrgent = ReadPacing.now()
+        pacing.lastUrgent = MonotonicTime.now()
         resumeReading()
     }
 
     /// After a wake-up that read the socket behind watch `key`: pauses reading when pacing allows it.
     func accountReadingWake(_ key: UInt) {
         guard let interval = pacing.interval, !pacing.isPaused else { return }
-        let now = ReadPacing.now()
+        // Each time below was read from the same monotonic clock before `now`.
+        let now = MonotonicTime.now()
         let dense = now - max(pacing.lastRead, pacing.lastPauseEnd) < interval
         pacing.lastRead = now
         if pacing.sawUrgent {
@@ -84,9 +73,9 @@ extension DBusConnection {
         guard dense, pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
             let watch = watches[key], Self.isDrained(watch.fileDescriptor)
         else { return }
-        pacing.resumeTimer = loop.schedule(after: .nanoseconds(interval)) { [weak self] in
+        pacing.resumeTimer = loop.schedule(after: .nanoseconds(Int64(interval))) { [weak self] in
             self?.loopIsolated { connection in
-                connection.pacing.lastPauseEnd = ReadPacing.now()
+                connection.pacing.lastPauseEnd = MonotonicTime.now()
                 connection.resumeReading()
             }
         }

@@ -25,24 +25,6 @@ struct LoopTimerTable {
     /// reused, so an id that left the heap cannot match a later minimum.
     private var liveMinimumID: UInt64?
 
-    /// Nanoseconds of CLOCK_MONOTONIC.
-    static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
-
-    /// `duration` in nanoseconds: 0 when negative, at most about 292 years.
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
-        let limit: UInt64 = 1 << 63
-        guard UInt64(seconds) < limit / 1_000_000_000 else { return limit }
-        // Rounded up to whole nanoseconds, so a timer never fires before its delay.
-        let fraction = Int64((attoseconds + 999_999_999) / 1_000_000_000)
-        return UInt64(max(0, seconds * 1_000_000_000 + fraction))
-    }
-
     /// `time + nanoseconds`, saturating: a deadline centuries away stays the latest one.
     private static func adding(_ nanoseconds: UInt64, to time: UInt64) -> UInt64 {
         let (sum, overflow) = time.addingReportingOverflow(nanoseconds)
@@ -55,8 +37,8 @@ struct LoopTimerTable {
         id: UInt64, after delay: Duration, repeating interval: Duration?, now: UInt64,
         _ handler: @escaping @Sendable () -> Void
     ) {
-        records[id] = Record(handler: handler, interval: interval.map { max(1, Self.nanoseconds($0)) })
-        deadlines.insert(Deadline(at: Self.adding(Self.nanoseconds(delay), to: now), id: id))
+        records[id] = Record(handler: handler, interval: interval.map { max(1, MonotonicTime.nanoseconds($0)) })
+        deadlines.insert(Deadline(at: Self.adding(MonotonicTime.nanoseconds(delay), to: now), id: id))
     }
 
     mutating func cancel(_ id: UInt64) {

@@ -143,7 +143,7 @@ final class PollLoopCore: @unchecked Sendable {
             if stop && idle { break }
             // Work submitted while this runs is taken next turn, after a look at the sockets that does not sleep.
             runSubmitted()
-            let timeout = idle ? timers.timeoutMilliseconds(now: LoopTimerTable.now()) : 0
+            let timeout = idle ? timers.timeoutMilliseconds(now: MonotonicTime.now()) : 0
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout)
             }
@@ -221,7 +221,7 @@ final class PollLoopCore: @unchecked Sendable {
     {
         checkLoopThread()
         let id = takeID()
-        timers.add(id: id, after: delay, repeating: interval, now: LoopTimerTable.now(), handler)
+        timers.add(id: id, after: delay, repeating: interval, now: MonotonicTime.now(), handler)
         return LoopTimer(id: id, core: self)
     }
 
@@ -233,7 +233,7 @@ final class PollLoopCore: @unchecked Sendable {
 
     private func fireDueTimers() {
         guard !timers.isEmpty else { return }
-        let now = LoopTimerTable.now()
+        let now = MonotonicTime.now()
         while let handler = timers.popDue(now: now) { handler() }
     }
 

@@ -27,14 +27,14 @@ struct LoopTimerTableTests {
     }
 
     @Test func durationsBecomeWholeNanosecondsRoundedUpAndNeverNegative() {
-        #expect(LoopTimerTable.nanoseconds(.seconds(2)) == 2_000_000_000)
-        #expect(LoopTimerTable.nanoseconds(.milliseconds(1500)) == 1_500_000_000)
-        #expect(LoopTimerTable.nanoseconds(.nanoseconds(7)) == 7)
-        #expect(LoopTimerTable.nanoseconds(.seconds(1) + .nanoseconds(1) / 2) == 1_000_000_001)
-        #expect(LoopTimerTable.nanoseconds(.zero) == 0)
-        #expect(LoopTimerTable.nanoseconds(.milliseconds(-5)) == 0)
-        #expect(LoopTimerTable.nanoseconds(.seconds(-1) + .milliseconds(1)) == 0)
-        #expect(LoopTimerTable.nanoseconds(.seconds(Int64.max)) == 1 << 63)
+        #expect(MonotonicTime.nanoseconds(.seconds(2)) == 2_000_000_000)
+        #expect(MonotonicTime.nanoseconds(.milliseconds(1500)) == 1_500_000_000)
+        #expect(MonotonicTime.nanoseconds(.nanoseconds(7)) == 7)
+        #expect(MonotonicTime.nanoseconds(.seconds(1) + .nanoseconds(1) / 2) == 1_000_000_001)
+        #expect(MonotonicTime.nanoseconds(.zero) == 0)
+        #expect(MonotonicTime.nanoseconds(.milliseconds(-5)) == 0)
+        #expect(MonotonicTime.nanoseconds(.seconds(-1) + .milliseconds(1)) == 0)
+        #expect(MonotonicTime.nanoseconds(.seconds(Int64.max)) == 1 << 63)
     }
 
     @Test func timersFireInDeadlineOrderAndTiesInTheOrderTheyWereAdded() {
