@@ -40,6 +40,17 @@ struct DBusReadPacingTests {
         }
     }
 
+    /// Emits `count` ticks `gap` apart and expects each back from `ticks`, in order.
+    private static func tickAndCollect(
+        _ world: DBusTestBus, _ count: UInt32, every gap: Duration, from ticks: AsyncStream<UInt32>
+    ) async throws {
+        for number in 0..<count {
+            try await tick(world, number)
+            try await Task.sleep(for: gap)
+        }
+        #expect(try await collect(Int(count), from: ticks) == Array(0..<count))
+    }
+
     /// Emits ticks from `start`, 20 ms apart, until the client has paused reading at least once (at most 5 s);
     /// how many it emitted.
     private static func tickUntilPaused(_ world: DBusTestBus, from start: UInt32 = 0) async throws -> UInt32 {
@@ -59,11 +70,7 @@ struct DBusReadPacingTests {
         try await DBusTestBus.with { world in
             await world.client.paceReading(every: .milliseconds(20))
             let ticks = try await Self.tapTicks(world, defersReading: true)
-            for number in UInt32(0)..<200 {
-                try await Self.tick(world, number)
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            #expect(try await Self.collect(200, from: ticks) == Array(0..<200))
+            try await Self.tickAndCollect(world, 200, every: .milliseconds(2), from: ticks)
             #expect(world.client.readPauseCount > 0)
         }
     }
@@ -73,11 +80,7 @@ struct DBusReadPacingTests {
         try await DBusTestBus.with { world in
             await world.client.paceReading(every: .milliseconds(20))
             let ticks = try await Self.tapTicks(world, defersReading: false)
-            for number in UInt32(0)..<200 {
-                try await Self.tick(world, number)
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            #expect(try await Self.collect(200, from: ticks) == Array(0..<200))
+            try await Self.tickAndCollect(world, 200, every: .milliseconds(2), from: ticks)
             #expect(world.client.readPauseCount == 0)
         }
     }
@@ -87,11 +90,7 @@ struct DBusReadPacingTests {
         try await DBusTestBus.with { world in
             await world.client.paceReading(every: .milliseconds(5))
             let ticks = try await Self.tapTicks(world, defersReading: true)
-            for number in UInt32(0)..<12 {
-                try await Self.tick(world, number)
-                try await Task.sleep(for: .milliseconds(60))
-            }
-            #expect(try await Self.collect(12, from: ticks) == Array(0..<12))
+            try await Self.tickAndCollect(world, 12, every: .milliseconds(60), from: ticks)
             #expect(world.client.readPauseCount == 0)
         }
     }
@@ -100,11 +99,7 @@ struct DBusReadPacingTests {
     func unpacedConnectionNeverPauses() async throws {
         try await DBusTestBus.with { world in
             let ticks = try await Self.tapTicks(world, defersReading: true)
-            for number in UInt32(0)..<100 {
-                try await Self.tick(world, number)
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            #expect(try await Self.collect(100, from: ticks) == Array(0..<100))
+            try await Self.tickAndCollect(world, 100, every: .milliseconds(5), from: ticks)
             #expect(world.client.readPauseCount == 0)
         }
     }
