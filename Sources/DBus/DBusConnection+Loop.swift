@@ -105,7 +105,16 @@ extension DBusConnection {
         dbus_watch_handle(watch, flags)
         dispatchScheduled = wasScheduled
         dispatchAll()
-        if flags == DBUS_WATCH_READABLE.rawValue, handle != nil { accountReadingWake(key) }
+        if flags == DBUS_WATCH_READABLE.rawValue, handle != nil, pacing.interval != nil { readBatch(key, watch) }
+    }
+
+    /// Reads and dispatches once more from a readable watch, as `handleWatch` does.
+    func readAgain(_ watch: OpaquePointer) {
+        let wasScheduled = dispatchScheduled
+        dispatchScheduled = true
+        dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
+        dispatchScheduled = wasScheduled
+        dispatchAll()
     }
 
     private func updateTimeout(_ timeout: OpaquePointer) {

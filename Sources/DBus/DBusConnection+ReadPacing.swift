@@ -1,3 +1,4 @@
+import CDBus
 import Glibc
 import Polling
 
@@ -58,20 +59,20 @@ extension DBusConnection {
         resumeReading()
     }
 
-    /// After a wake-up that read the socket behind watch `key`: pauses reading when pacing allows it.
-    func accountReadingWake(_ key: UInt) {
+    /// After a wake-up read the socket behind watch `key` once, with pacing on: when reading may pause (only
+    /// deferrable signals came, no call awaits its reply, nothing urgent for `quietPeriod`, messages close together),
+    /// reads on until the socket is drained, then pauses. libdbus takes about 2 KiB a read: reading on dispatches
+    /// the reports gathered during a pause in one turn, so what they publish leaves together (the MQTT client
+    /// coalesces the writes of one turn), and the loop does not go round once per 2 KiB.
+    func readBatch(_ key: UInt, _ watch: OpaquePointer) {
         guard let interval = pacing.interval, !pacing.isPaused else { return }
         // Each time below was read from the same monotonic clock before `now`.
         let now = MonotonicTime.now()
         let dense = now - max(pacing.lastRead, pacing.lastPauseEnd) < interval
         pacing.lastRead = now
-        if pacing.sawUrgent {
-            pacing.sawUrgent = false
-            pacing.lastUrgent = now
-            return
-        }
-        guard dense, pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
-            let watch = watches[key], Self.isDrained(watch.fileDescriptor)
+        guard !takeUrgent(now), dense, pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
+            readUntilDrained(key, watch),
+            !takeUrgent(now), pendingCalls.isEmpty
         else { return }
         pacing.resumeTimer = loop.schedule(after: .nanoseconds(Int64(interval))) { [weak self] in
             self?.loopIsolated { connection in
@@ -82,6 +83,30 @@ extension DBusConnection {
         readPauses.increment()
         refreshWatches()
     }
+
+    /// Whether a message that could not wait was dispatched since the last look; it starts a new quiet period.
+    private func takeUrgent(_ now: UInt64) -> Bool {
+        guard pacing.sawUrgent else { return false }
+        pacing.sawUrgent = false
+        pacing.lastUrgent = now
+        return true
+    }
+
+    /// Reads until the socket behind watch `key` holds nothing, at most `maximumReadsPerWake` times in all; false
+    /// when it still holds something (or the connection or the watch has gone).
+    private func readUntilDrained(_ key: UInt, _ watch: OpaquePointer) -> Bool {
+        for _ in 1..<Self.maximumReadsPerWake {
+            guard handle != nil, let fileWatch = watches[key] else { return false }
+            if Self.isDrained(fileWatch.fileDescriptor) { return true }
+            // libdbus disables its read watch while its queue of received messages is full: then it must not read.
+            guard dbus_watch_get_enabled(watch) != 0 else { return false }
+            readAgain(watch)
+        }
+        return false
+    }
+
+    /// Reads per wake-up at most: 64 reads are about 128 KiB, some 300 reports.
+    private static let maximumReadsPerWake = 64
 
     func resumeReading() {
         guard handle != nil, let timer = pacing.resumeTimer else { return }

@@ -66,6 +66,7 @@ extension MosquittoClient {
         }
         var properties = options.protocolVersion == .v5 ? try MosquittoPropertyList.make(message.properties) : nil
         defer { mosquitto_property_free_all(&properties) }  // libmosquitto copies the list
+        coalesceWrites()
         var mid: Int32 = 0
         // withCString reads a native string in place; passing the String itself converted it through a copy.
         let rc = message.topic.withCString { topic in

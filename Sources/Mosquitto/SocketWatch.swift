@@ -35,6 +35,18 @@ final class SocketWatch {
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// TCP_CORK: while set, the kernel sends only full segments; clearing it sends what is held at once.
+    func setCorked(_ corked: Bool) {
+        var value: Int32 = corked ? 1 : 0
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    var isCorked: Bool {
+        var value: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, &size) == 0 && value != 0
+    }
+
     func pauseReading() { setReadPaused(true) }
     func resumeReading() { setReadPaused(false) }
 

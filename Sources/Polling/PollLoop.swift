@@ -37,6 +37,23 @@ public final class PollLoop: SerialExecutor, Sendable {
         core.submit(.job(UnownedJob(job), asUnownedSerialExecutor()))
     }
 
+    /// Runs `work` once at the end of the current turn: after the submitted work, the ready sockets' handlers and
+    /// the due timers of this turn, before the loop next waits. Work added by such work runs at the end of the next
+    /// turn, which does not sleep first only if something else is ready.
+    ///
+    /// - Precondition: called on the loop thread.
+    package func atTurnEnd(_ work: @escaping @Sendable () -> Void) {
+        core.addTurnEnd(work)
+    }
+
+    /// The number of the current turn (it wraps): equal in two calls only when both ran in the same turn.
+    ///
+    /// - Precondition: called on the loop thread.
+    package var currentTurn: UInt64 {
+        core.checkLoopThread()
+        return core.turn
+    }
+
     /// Whether the caller runs on this loop's thread.
     package var inLoop: Bool { core.isLoopThread }
 

@@ -38,6 +38,12 @@ final class PollLoopCore: @unchecked Sendable {
     private var nextID: UInt64 = 1
     /// Reused between turns so running the submitted work allocates nothing.
     private var running: Deque<Work> = []
+    /// Counts the loop's turns, so a caller can tell whether two events fell in the same turn.
+    private(set) var turn: UInt64 = 0
+    /// Run once at the end of the current turn (`PollLoop.atTurnEnd`), then forgotten.
+    private var turnEnd: [@Sendable () -> Void] = []
+    /// Swapped with `turnEnd` while its closures run, so that running them allocates nothing.
+    private var turnEndRunning: [@Sendable () -> Void] = []
 
     /// The eventfd's id in epoll; watch and timer ids start above it.
     private static let wakeupID: UInt64 = 0
@@ -132,6 +138,7 @@ final class PollLoopCore: @unchecked Sendable {
         _ = pthread_setname_np(pthread_self(), shortName)
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
+            turn &+= 1
             // One lock per busy turn: take what was submitted, and when there is nothing, say that the thread is
             // about to sleep so that the next submitter wakes it through the eventfd.
             let (stop, idle) = submitted.withLock { state -> (Bool, Bool) in
@@ -143,7 +150,7 @@ final class PollLoopCore: @unchecked Sendable {
             if stop && idle { break }
             // Work submitted while this runs is taken next turn, after a look at the sockets that does not sleep.
             runSubmitted()
-            let timeout = idle ? timers.timeoutMilliseconds(now: MonotonicTime.now()) : 0
+            let timeout = idle && turnEnd.isEmpty ? timers.timeoutMilliseconds(now: MonotonicTime.now()) : 0
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout)
             }
@@ -151,12 +158,25 @@ final class PollLoopCore: @unchecked Sendable {
             if idle { submitted.withLock { $0.sleeping = false } }
             if count > 0 { handle(events[0..<Int(count)]) }
             fireDueTimers()
+            if !turnEnd.isEmpty { runTurnEnd() }
         }
+        if !turnEnd.isEmpty { runTurnEnd() }
         for watch in watches.values { watch.closeAtLoopEnd() }
         watches.removeAll()
         lastWatch = nil
         timers.removeAll()
         ended.store(true, ordering: .releasing)
+    }
+
+    func addTurnEnd(_ work: @escaping @Sendable () -> Void) {
+        checkLoopThread()
+        turnEnd.append(work)
+    }
+
+    private func runTurnEnd() {
+        swap(&turnEnd, &turnEndRunning)
+        for work in turnEndRunning { work() }
+        turnEndRunning.removeAll(keepingCapacity: true)
     }
 
     private func runSubmitted() {

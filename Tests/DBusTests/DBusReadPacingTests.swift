@@ -1,4 +1,5 @@
 import DBus
+import Polling
 import Synchronization
 import TestWorld
 import Testing
@@ -118,6 +119,47 @@ struct DBusReadPacingTests {
             try await Self.tick(world, emitted + 1)
             #expect(try await world.call("Echo", [.string("paused")], timeout: .seconds(5)) == [.string("paused")])
             #expect(try await Self.collect(Int(emitted) + 2, from: ticks) == Array(0..<(emitted + 2)))
+        }
+    }
+
+    @Test("the signals a pause held back are read and dispatched in one turn of the loop, not 2 KiB a turn")
+    func heldBackSignalsAreDispatchedInOneTurn() async throws {
+        try await DBusTestBus.with { world in
+            // Long enough to emit the held-back ticks inside it, short enough to end by itself.
+            await world.client.paceReading(every: .milliseconds(400))
+            let loop = world.client.loop
+            let (ticks, continuation) = AsyncStream.makeStream(of: (number: UInt32, turn: UInt64).self)
+            _ = try await world.client.tapMessages(
+                matching: DBusMatchRule(sender: world.server.uniqueName, interface: Self.interface, member: "Tick"),
+                defersReading: true
+            ) { message in
+                guard let number = message.decoded.arguments.first?.uint32 else { return false }
+                continuation.yield((number, loop.currentTurn))
+                return true
+            }
+            var emitted = UInt32(0)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while world.client.readPauseCount == 0 {
+                try #require(ContinuousClock.now < deadline, "reading never paused")
+                try await Self.tick(world, emitted)
+                emitted += 1
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // About 100 bytes each: 100 of them are five of libdbus's reads.
+            let heldBack = UInt32(100)
+            for number in emitted..<(emitted + heldBack) { try await Self.tick(world, number) }
+            let total = emitted + heldBack
+            let received = try await withDeadline(.seconds(20), "\(total) ticks") {
+                var received: [(number: UInt32, turn: UInt64)] = []
+                for await tick in ticks {
+                    received.append(tick)
+                    if received.count == Int(total) { break }
+                }
+                return received
+            }
+            #expect(received.map(\.number) == Array(0..<total))
+            let turns = Set(received.suffix(Int(heldBack)).map(\.turn))
+            #expect(turns.count == 1, "the held-back ticks came in \(turns.count) turns")
         }
     }
 
