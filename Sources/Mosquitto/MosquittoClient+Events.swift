@@ -21,7 +21,7 @@ extension MosquittoClient {
         /// The most messages the inbound buffer ever held.
         package var inboundBufferPeak = 0
         package var inboundBuffered = 0
-        /// Loop turns whose publishes left together: the socket was corked from the turn's second publish to its end.
+        /// Loop turns whose publishes left together: the socket was corked from the turn's third publish to its end.
         package var coalescedTurns = 0
     }
 }

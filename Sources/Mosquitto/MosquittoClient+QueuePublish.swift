@@ -31,7 +31,7 @@ extension MosquittoClient {
     ) -> QueuePublishResult {
         var result = QueuePublishResult(taken: 0, failed: 0)
         // libmosquitto writes each publish at once (TCP_NODELAY is on); `publishNow` corks the socket from a turn's
-        // second publish on, so a turn's publishes leave together.
+        // third publish on, so a larger turn's publishes leave together.
         for message in messages {
             guard hasCapacity(for: message.qos) else {
                 capacityCallbacks.append(onCapacity)
@@ -43,11 +43,11 @@ extension MosquittoClient {
         return result
     }
 
-    /// From the second publish in one loop turn on, holds the socket's segments back (TCP_CORK) until the turn
-    /// ends: the publishes of a batch of advertisements read in one turn then leave in one segment instead of one
-    /// each, which spares the kernel's TCP path, the broker's wake-ups and ours. A turn with one publish (a value
-    /// stream at its usual rates) is sent as before, with no extra system call; corking around every burst, however
-    /// small, had measured 15–18 % more CPU at 5,000 values/s.
+    /// From the third publish in one loop turn on, holds the socket's segments back (TCP_CORK) until the turn
+    /// ends: the publishes of a batch of advertisements read in one turn then leave in one segment after the first
+    /// two instead of one each, which spares the kernel's TCP path, the broker's wake-ups and ours. Corking costs two
+    /// `setsockopt` calls and pays only when it saves more than one segment: a turn of one or two publishes (a value
+    /// stream at its usual rates, one advertisement's state and advert) is sent as before, with no extra call.
     func coalesceWrites() {
         guard let watch = socketWatch else { return }
         let turn = loop.currentTurn
@@ -57,11 +57,14 @@ extension MosquittoClient {
             return
         }
         publishesThisTurn += 1
-        guard publishesThisTurn == 2 else { return }
+        guard publishesThisTurn == Self.firstCorkedPublish else { return }
         statistics.coalescedTurns += 1
         watch.setCorked(true)
         loop.atTurnEnd { [self] in self.loopIsolated { $0.socketWatch?.setCorked(false) } }
     }
+
+    /// The publish of a turn, counted from 1, from which the socket is corked (see `coalesceWrites`).
+    static let firstCorkedPublish = 3
 
     /// Whether the broker socket holds segments back now (TCP_CORK); nil while there is no socket.
     package var isSocketCorked: Bool? { socketWatch?.isCorked }
