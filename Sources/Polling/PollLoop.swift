@@ -39,7 +39,7 @@ public final class PollLoop: SerialExecutor, Sendable {
 
     /// Runs `work` once at the end of the current turn: after the submitted work, the ready sockets' handlers and
     /// the due timers of this turn, before the loop next waits. Work added by such work runs at the end of the next
-    /// turn, which does not sleep first only if something else is ready.
+    /// turn, which looks at the sockets without sleeping.
     ///
     /// - Precondition: called on the loop thread.
     package func atTurnEnd(_ work: @escaping @Sendable () -> Void) {

@@ -31,7 +31,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var workloads: String = "crowd,100,500,100r,500r,100w"
     @Option(
         help:
-            "Receivers to run (comma-separated: c, c-publish, c-batch, gattway); the ratio columns need c and c-publish."
+            "Receivers to run (comma-separated: c, c-publish, c-batch, c-batch-publish, gattway); the ratio columns need c and c-publish."
     )
     var receivers: String = "c,c-publish,c-batch,gattway"
     @Option(
@@ -61,7 +61,9 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     }
 
     private func selectedReceivers() throws -> [AdvertsReceiverKind] {
-        try BenchLocations.list(receivers, of: "receiver", choices: "c, c-publish, c-batch and/or gattway") {
+        try BenchLocations.list(
+            receivers, of: "receiver", choices: "c, c-publish, c-batch, c-batch-publish and/or gattway"
+        ) {
             AdvertsReceiverKind(rawValue: $0)
         }
     }
@@ -105,7 +107,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                     let order = round.isMultiple(of: 2) ? kinds.reversed() : kinds
                     // A C program publishing every repeat twice is no floor for a receiver that publishes only new
                     // readings.
-                    for kind in order where !(workload.countsReports && kind == .cPublishing) {
+                    for kind in order where !(workload.countsReports && kind.publishes) {
                         let row = try await runner.measure(kind, round: round)
                         progress(
                             "… \(workload.label), round \(round), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each"

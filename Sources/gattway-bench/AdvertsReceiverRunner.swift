@@ -11,6 +11,9 @@ enum AdvertsReceiverKind: String, Sendable {
     /// Receives and counts in batches, as Gattway reads while only reports arrive (`bluetooth.advert_batch`, the
     /// same interval): the floor of receiving when wake-ups are shared.
     case cBatching = "c-batch"
+    /// Receives in batches and publishes as `cPublishing` does: the floor of Gattway's work in batches, without
+    /// decoding or JSON.
+    case cBatchPublishing = "c-batch-publish"
     case gattway
 
     var title: String {
@@ -18,11 +21,15 @@ enum AdvertsReceiverKind: String, Sendable {
         case .c: "C receiver"
         case .cPublishing: "C rcv+MQTT"
         case .cBatching: "C rcv batch"
+        case .cBatchPublishing: "C batch+MQTT"
         case .gattway: "Gattway"
         }
     }
 
     var isC: Bool { self != .gattway }
+
+    /// A C program that publishes every advertisement it receives.
+    var publishes: Bool { self == .cPublishing || self == .cBatchPublishing }
 }
 
 /// One receiver's figures over one measured window of one workload.
@@ -77,11 +84,13 @@ struct AdvertsReceiverRunner {
         let log = stage.directory + "/\(kind.rawValue).log"
         let process: BenchProcess
         switch kind {
-        case .c, .cPublishing, .cBatching:
+        case .c, .cPublishing, .cBatching, .cBatchPublishing:
             let arguments =
                 switch kind {
                 case .cPublishing: ["hci0", "127.0.0.1", "\(stage.port)"]
                 case .cBatching: ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)", "hci0"]
+                case .cBatchPublishing:
+                    ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)", "hci0", "127.0.0.1", "\(stage.port)"]
                 default: ["hci0"]
                 }
             let program = BenchProcess.cProgram(receiverBinary, arguments)

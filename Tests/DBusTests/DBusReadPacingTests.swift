@@ -127,7 +127,7 @@ struct DBusReadPacingTests {
         try await DBusTestBus.with { world in
             // Long enough to emit the held-back ticks inside it even on a loaded machine, short enough to end by
             // itself: this pause must end by its timer, the way a batch of reports is read.
-            await world.client.paceReading(every: .seconds(5))
+            await world.client.paceReading(every: .seconds(15))
             let loop = world.client.loop
             let (ticks, continuation) = AsyncStream.makeStream(of: (number: UInt32, turn: UInt64).self)
             _ = try await world.client.tapMessages(
@@ -142,6 +142,9 @@ struct DBusReadPacingTests {
             // About 100 bytes each: 100 of them are five of libdbus's reads.
             let heldBack = UInt32(100)
             for number in emitted..<(emitted + heldBack) { try await Self.tick(world, number) }
+            // dbus-daemon handles one connection's messages in order: once it has answered the server, it has routed
+            // every tick the server sent before into the client's socket, all of them there before the pause ends.
+            #expect(try await world.server.nameHasOwner(world.client.uniqueName))
             let total = emitted + heldBack
             let received = try await withDeadline(.seconds(20), "\(total) ticks") {
                 var received: [(number: UInt32, turn: UInt64)] = []
