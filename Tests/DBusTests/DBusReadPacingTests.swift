@@ -122,7 +122,9 @@ struct DBusReadPacingTests {
         }
     }
 
-    @Test("the signals a pause held back are read and dispatched in one turn of the loop, not 2 KiB a turn")
+    @Test(
+        "the signals a pause held back are read and dispatched in one turn of the loop (two under load), not 2 KiB a turn"
+    )
     func heldBackSignalsAreDispatchedInOneTurn() async throws {
         try await DBusTestBus.with { world in
             // Long enough to emit the held-back ticks inside it even on a loaded machine, short enough to end by
@@ -139,8 +141,8 @@ struct DBusReadPacingTests {
                 return true
             }
             let emitted = try await Self.tickUntilPaused(world)
-            // About 100 bytes each: 100 of them are five of libdbus's reads.
-            let heldBack = UInt32(100)
+            // About 60 bytes each: 400 of them are about a dozen of libdbus's 2 KiB reads.
+            let heldBack = UInt32(400)
             for number in emitted..<(emitted + heldBack) { try await Self.tick(world, number) }
             // dbus-daemon handles one connection's messages in order: once it has answered the server, it has routed
             // every tick the server sent before into the client's socket, all of them there before the pause ends.
@@ -155,8 +157,11 @@ struct DBusReadPacingTests {
                 return received
             }
             #expect(received.map(\.number) == Array(0..<total))
+            // One turn when every tick is in the socket as the pause ends. On a loaded machine dbus-daemon may still be
+            // delivering them then: the batch read drains the socket, pauses again, and the late ones come in one
+            // more turn after that pause. Read 2 KiB a turn, they would take about twelve.
             let turns = Set(received.suffix(Int(heldBack)).map(\.turn))
-            #expect(turns.count == 1, "the held-back ticks came in \(turns.count) turns")
+            #expect(turns.count <= 2, "the held-back ticks came in \(turns.count) turns")
         }
     }
 
