@@ -102,6 +102,11 @@ extension DBusConnection {
         // triggers need not queue a job for it.
         let wasScheduled = dispatchScheduled
         dispatchScheduled = true
+        // What a pause gathered is read and dispatched in this turn: writers may hold their output back from the
+        // first write (the MQTT client corks its socket).
+        if flags == DBUS_WATCH_READABLE.rawValue, pacing.interval != nil, pacing.lastPauseEnd > pacing.lastRead {
+            loop.expectBurst()
+        }
         dbus_watch_handle(watch, flags)
         dispatchScheduled = wasScheduled
         dispatchAll()

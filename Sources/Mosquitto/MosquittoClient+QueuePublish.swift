@@ -31,7 +31,7 @@ extension MosquittoClient {
     ) -> QueuePublishResult {
         var result = QueuePublishResult(taken: 0, failed: 0)
         // libmosquitto writes each publish at once (TCP_NODELAY is on); `publishNow` corks the socket from a turn's
-        // third publish on, so a larger turn's publishes leave together.
+        // third publish on (its first in a burst), so a larger turn's publishes leave together.
         for message in messages {
             guard hasCapacity(for: message.qos) else {
                 capacityCallbacks.append(onCapacity)
@@ -44,20 +44,23 @@ extension MosquittoClient {
     }
 
     /// From the third publish in one loop turn on, holds the socket's segments back (TCP_CORK) until the turn
-    /// ends: the publishes of a batch of advertisements read in one turn then leave in one segment after the first
-    /// two instead of one each, which spares the kernel's TCP path, the broker's wake-ups and ours. Corking costs two
-    /// `setsockopt` calls and pays only when it saves more than one segment: a turn of one or two publishes (a value
-    /// stream at its usual rates, one advertisement's state and advert) is sent as before, with no extra call.
+    /// ends: the publishes of a batch of advertisements read in one turn then leave in one segment instead of one
+    /// each, which spares the kernel's TCP path, the broker's wake-ups and ours. Corking costs two `setsockopt` calls
+    /// and pays only when it saves more than one segment: a turn of one or two publishes (a value stream at its usual
+    /// rates, one advertisement's state and advert) is sent as before, with no extra call. In a turn the loop was
+    /// told brings a burst (`PollLoop.expectBurst`: reports gathered while reading paused), corking starts at the
+    /// first publish, so the batch's first two do not each leave alone.
     func coalesceWrites() {
         guard let watch = socketWatch else { return }
         let turn = loop.currentTurn
-        guard turn == publishTurn else {
+        if turn != publishTurn {
             publishTurn = turn
-            publishesThisTurn = 1
-            return
+            publishesThisTurn = 0
+            corkedThisTurn = false
         }
         publishesThisTurn += 1
-        guard publishesThisTurn == Self.firstCorkedPublish else { return }
+        guard !corkedThisTurn, publishesThisTurn >= (loop.expectsBurst ? 1 : Self.firstCorkedPublish) else { return }
+        corkedThisTurn = true
         statistics.coalescedTurns += 1
         watch.setCorked(true)
         loop.atTurnEnd { [self] in self.loopIsolated { $0.socketWatch?.setCorked(false) } }

@@ -78,9 +78,11 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     /// The topic the last publish validated: a stream publishes to one topic again and again, and comparing a
     /// String with the one it was made from is one pointer comparison where validating scans every byte.
     var lastValidatedTopic: String?
-    /// The loop turn of the last publish, and how many publishes fell in it (see `coalesceWrites`).
+    /// The loop turn of the last publish, how many publishes fell in it, and whether it corked the socket (see
+    /// `coalesceWrites`).
     var publishTurn: UInt64 = 0
     var publishesThisTurn = 0
+    var corkedThisTurn = false
 
     let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
     /// Link changes, newest 64 kept when nobody listens (older ones are dropped: only the recent state matters).

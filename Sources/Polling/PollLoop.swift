@@ -54,6 +54,24 @@ public final class PollLoop: SerialExecutor, Sendable {
         return core.turn
     }
 
+    /// Says that the current turn brings a burst of work (a batch of messages gathered while reading paused, say):
+    /// a writer that holds its output back until the turn ends (see `atTurnEnd`) may then do so from its first
+    /// write, where it would otherwise wait to see several.
+    ///
+    /// - Precondition: called on the loop thread.
+    package func expectBurst() {
+        core.checkLoopThread()
+        core.burstTurn = core.turn
+    }
+
+    /// Whether `expectBurst` was called in the current turn.
+    ///
+    /// - Precondition: called on the loop thread.
+    package var expectsBurst: Bool {
+        core.checkLoopThread()
+        return core.burstTurn == core.turn
+    }
+
     /// Whether the caller runs on this loop's thread.
     package var inLoop: Bool { core.isLoopThread }
 

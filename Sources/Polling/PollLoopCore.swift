@@ -40,6 +40,8 @@ final class PollLoopCore: @unchecked Sendable {
     private var running: Deque<Work> = []
     /// Counts the loop's turns, so a caller can tell whether two events fell in the same turn.
     private(set) var turn: UInt64 = 0
+    /// The turn a handler said brings a burst of work (`PollLoop.expectBurst`).
+    var burstTurn: UInt64?
     /// Run once at the end of the current turn (`PollLoop.atTurnEnd`), then forgotten.
     private var turnEnd: [@Sendable () -> Void] = []
     /// Swapped with `turnEnd` while its closures run, so that running them allocates nothing.

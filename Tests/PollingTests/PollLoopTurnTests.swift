@@ -3,7 +3,7 @@ import Synchronization
 import TestWorld
 import Testing
 
-/// `atTurnEnd` and `currentTurn`: what the MQTT client uses to hold a turn's publishes back until the turn ends.
+/// `atTurnEnd`, `currentTurn` and `expectBurst`: what the MQTT client uses to hold a turn's publishes back until the turn ends.
 @Suite(.timeLimit(.minutes(1)))
 struct PollLoopTurnTests {
     private struct Step: Equatable, Sendable {
@@ -56,5 +56,26 @@ struct PollLoopTurnTests {
         let recorded = turns.withLock { $0 }
         try #require(recorded.count == 2)
         #expect(recorded[1] == recorded[0] + 1)
+    }
+
+    @Test func aBurstIsExpectedOnlyInTheTurnThatAnnouncedIt() async throws {
+        let loop = try PollLoop(name: "test.burst")
+        let seen = Mutex<[Bool]>([])
+        let record: @Sendable () -> Void = { seen.withLock { $0.append(loop.expectsBurst) } }
+        try await withDeadline(.seconds(10), "the turn after the burst") {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                loop.execute {
+                    record()
+                    loop.expectBurst()
+                    record()
+                    loop.atTurnEnd { record() }
+                    loop.execute {
+                        record()
+                        done.resume()
+                    }
+                }
+            }
+        }
+        #expect(seen.withLock { $0 } == [false, true, true, false])
     }
 }
