@@ -98,26 +98,27 @@ extension DBusConnection {
     private func handleWatch(_ key: UInt, _ flags: UInt32) {
         // The watch may have been removed by a handler earlier in this turn; then libdbus has freed it.
         guard handle != nil, watches[key] != nil, let watch = OpaquePointer(bitPattern: key) else { return }
-        // What the read queues is dispatched right below, in this turn: the dispatch-status callback that reading
-        // triggers need not queue a job for it.
-        let wasScheduled = dispatchScheduled
-        dispatchScheduled = true
         // What a pause gathered is read and dispatched in this turn: writers may hold their output back from the
         // first write (the MQTT client corks its socket).
         if flags == DBUS_WATCH_READABLE.rawValue, pacing.interval != nil, pacing.lastPauseEnd > pacing.lastRead {
             loop.expectBurst()
         }
-        dbus_watch_handle(watch, flags)
-        dispatchScheduled = wasScheduled
-        dispatchAll()
+        handleAndDispatch(watch, flags)
         if flags == DBUS_WATCH_READABLE.rawValue, handle != nil, pacing.interval != nil { readBatch(key, watch) }
     }
 
     /// Reads and dispatches once more from a readable watch, as `handleWatch` does.
     func readAgain(_ watch: OpaquePointer) {
+        handleAndDispatch(watch, DBUS_WATCH_READABLE.rawValue)
+    }
+
+    /// Lets libdbus read or write on `watch`, then dispatches what it queued.
+    private func handleAndDispatch(_ watch: OpaquePointer, _ flags: UInt32) {
+        // What the read queues is dispatched right below, in this turn: the dispatch-status callback that reading
+        // triggers need not queue a job for it.
         let wasScheduled = dispatchScheduled
         dispatchScheduled = true
-        dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
+        dbus_watch_handle(watch, flags)
         dispatchScheduled = wasScheduled
         dispatchAll()
     }
