@@ -123,7 +123,7 @@ struct DBusReadPacingTests {
     }
 
     @Test(
-        "the signals a pause held back are read and dispatched in one turn of the loop (a few under load), not 2 KiB a turn, and that turn is announced as a burst"
+        "the signals a pause held back are dispatched in one turn (a few under load), not 2 KiB a turn, announced as a burst"
     )
     func heldBackSignalsAreDispatchedInOneTurn() async throws {
         try await DBusTestBus.with { world in

@@ -7,7 +7,6 @@ import Testing
 /// Publishes made in one turn of the client's loop leave together: the broker socket is corked from the turn's third
 /// publish (its first when the loop expects a burst) to its end, and uncorked after it, against a real mosquitto.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct CoalescingTests {
-    /// Publishes `messages` with `publishOnLoop` in one turn of `client`'s loop.
     /// Publishes `messages` with `publishOnLoop` in one turn of `client`'s loop, first announcing a burst when `burst`
     /// (`PollLoop.expectBurst`); also says whether the socket was corked right after the turn's first publish.
     private func publishInOneTurn(

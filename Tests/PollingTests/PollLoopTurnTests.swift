@@ -3,7 +3,8 @@ import Synchronization
 import TestWorld
 import Testing
 
-/// `atTurnEnd`, `currentTurn` and `expectBurst`: what the MQTT client uses to hold a turn's publishes back until the turn ends.
+/// `atTurnEnd`, `currentTurn` and `expectBurst`: what the MQTT client uses to hold a turn's publishes back until the
+/// turn ends.
 @Suite(.timeLimit(.minutes(1)))
 struct PollLoopTurnTests {
     private struct Step: Equatable, Sendable {
