@@ -110,7 +110,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                     for kind in order where !(workload.countsReports && kind.publishes) {
                         let row = try await runner.measure(kind, round: round)
                         progress(
-                            "… \(workload.label), round \(round), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each"
+                            "… \(workload.label), round \(round), \(kind.title): \(row.received) adverts in \(String(format: "%.1f", row.seconds)) s, \(String(format: "%.1f", row.microsPerAdvert)) µs each, host steal \(BenchReport.share(row.hostSteal))"
                         )
                         rows.append(row)
                     }

@@ -52,6 +52,8 @@ struct AdvertsRow: Sendable {
     /// Shares of one core over the window.
     let simulatorCores: Double
     let busCores: Double
+    /// The share of the machine's CPU time the hypervisor took over the window (`HostCPUTimes`; NaN: unknown).
+    let hostSteal: Double
 
     /// The advertisements CPU is divided by: those taken in, or on a workload of repeats every report sent (see
     /// `AdvertsWorkload.countsReports`).
@@ -121,12 +123,14 @@ struct AdvertsReceiverRunner {
         let receivedBefore = try await received(kind, process)
         let sentBefore = try await stage.reportsSent()
         let cpuBefore = cpu(process.pid, busPID)
+        let hostBefore = HostCPUTimes.now()
         let wakesBefore = BenchProcStats.voluntarySwitches(pid: process.pid)
         let start = ContinuousClock.now
         try await Task.sleep(for: window)
         let receivedAfter = try await received(kind, process)
         let sentAfter = try await stage.reportsSent()
         let cpuAfter = cpu(process.pid, busPID)
+        let hostAfter = HostCPUTimes.now()
         let wakesAfter = BenchProcStats.voluntarySwitches(pid: process.pid)
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -137,7 +141,8 @@ struct AdvertsReceiverRunner {
             wakes: wakesBefore.flatMap { before in wakesAfter.map { $0 - before } },
             memory: CompareMemory(pid: process.pid),
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / seconds,
-            busCores: (cpuAfter.bus - cpuBefore.bus) / seconds)
+            busCores: (cpuAfter.bus - cpuBefore.bus) / seconds,
+            hostSteal: hostBefore.flatMap { hostAfter?.stealShare(since: $0) } ?? .nan)
     }
 
     private func cpu(_ receiver: Int32, _ bus: Int32?) -> (receiver: Double, simulator: Double, bus: Double) {

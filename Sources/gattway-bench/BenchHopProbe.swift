@@ -56,9 +56,9 @@ final class BenchHopProbe {
             guard phase.received == phase.sent else {
                 throw BenchError("\(phase.sent - phase.received) of \(phase.sent) values were lost")
             }
-            let hops = HopFigures(seconds: try await finish())
+            let hops = HopFigures(seconds: try await finish(), hostSteal: phase.hostSteal)
             progress(
-                "… \(label) traced: \(hops.values) values, added latency p50 \(BenchReport.ms(hops.p50)), p99 \(BenchReport.ms(hops.p99)), max \(BenchReport.ms(hops.max))"
+                "… \(label) traced: \(hops.values) values, added latency p50 \(BenchReport.ms(hops.p50)), p99 \(BenchReport.ms(hops.p99)), max \(BenchReport.ms(hops.max)), host steal \(BenchReport.share(hops.hostSteal))"
             )
             return hops
         } catch {
@@ -99,8 +99,12 @@ struct HopFigures: Sendable {
     let p50: Double
     let p99: Double
     let max: Double
+    /// The share of the machine's CPU time the hypervisor took during the traced phase (NaN: unknown): the tail of
+    /// a phase it disturbed measures the host as much as the relay.
+    let hostSteal: Double
 
-    init(seconds: [Double]) {
+    init(seconds: [Double], hostSteal: Double) {
+        self.hostSteal = hostSteal
         values = seconds.count
         let quantiles = BenchPercentiles.milliseconds(seconds.map { UInt64(($0 * 1e9).rounded()) }, [0.5, 0.99, 1.0])
         p50 = quantiles[0]

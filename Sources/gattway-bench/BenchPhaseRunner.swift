@@ -18,6 +18,7 @@ struct BenchPhaseRunner {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         world.subscriber.beginPhase(devices: world.devices, expected: min(2_000_000, Int(rate * seconds * 1.2)))
         let cpuBefore = cpu(pids)
+        let hostBefore = HostCPUTimes.now()
         let wakesBefore = BenchProcStats.voluntarySwitches(pid: pids.relay)
         let start = ContinuousClock.now
         try await world.setRate(total: rate)
@@ -31,6 +32,7 @@ struct BenchPhaseRunner {
         let wall = (ContinuousClock.now - start)
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         let cpuAfter = cpu(pids)
+        let hostAfter = HostCPUTimes.now()
         let wakesAfter = BenchProcStats.voluntarySwitches(pid: pids.relay)
         guard let tally = world.subscriber.endPhase() else { throw BenchError("phase \(label) lost its tally") }
         let quantiles = BenchPercentiles.milliseconds(tally.latencies, [0.5, 0.99, 1.0])
@@ -50,7 +52,8 @@ struct BenchPhaseRunner {
             relayWakesPerValue: BenchProcStats.perValue(wakesBefore, wakesAfter, values: tally.received),
             relayCores: relayCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
-            simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds)
+            simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds,
+            hostSteal: hostBefore.flatMap { hostAfter?.stealShare(since: $0) } ?? .nan)
     }
 
     private func cpu(_ pids: (relay: Int32, broker: Int32, simulator: Int32)) -> (

@@ -18,6 +18,8 @@ struct BenchReport {
     }
 
     static func ms(_ value: Double) -> String { value.isNaN ? "-" : String(format: "%.2f ms", value) }
+    /// A share (0–1) as a percentage with one decimal, "-" when unknown.
+    static func share(_ value: Double) -> String { value.isFinite ? String(format: "%.1f %%", value * 100) : "-" }
 
     func print() {
         Swift.print("")

@@ -30,6 +30,8 @@ struct NotificationPhaseResult: Sendable {
     let relayCores: Double
     let brokerCores: Double
     let simulatorCores: Double
+    /// The share of the machine's CPU time the hypervisor took over the phase (`HostCPUTimes`; NaN: unknown).
+    let hostSteal: Double
 
     /// Every value sent arrived, once, in order.
     var lossless: Bool { gaps == 0 && outOfOrder == 0 && malformed == 0 && simulatorDropped == 0 && received == sent }

@@ -25,6 +25,7 @@ struct ComparePeripheralPhase {
         var tally = BenchPhaseTally(devices: 1, expected: count)
         let pids = (peripheral: peripheral.pid, broker: await stage.broker.pid ?? -1, simulator: stage.simulator.pid)
         let cpuBefore = cpu(pids)
+        let hostBefore = HostCPUTimes.now()
         let wakesBefore = BenchProcStats.voluntarySwitches(pid: pids.peripheral)
         let before = try await stage.counters()
         let start = ContinuousClock.now
@@ -46,6 +47,7 @@ struct ComparePeripheralPhase {
         let wall = ContinuousClock.now - start
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         let cpuAfter = cpu(pids)
+        let hostAfter = HostCPUTimes.now()
         let wakesAfter = BenchProcStats.voluntarySwitches(pid: pids.peripheral)
         let after = try await stage.counters()
         let linkDrops = (after["central.link_full_drops"] ?? 0) - (before["central.link_full_drops"] ?? 0)
@@ -66,7 +68,8 @@ struct ComparePeripheralPhase {
             relayWakesPerValue: BenchProcStats.perValue(wakesBefore, wakesAfter, values: tally.received),
             relayCores: peripheralCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
-            simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds)
+            simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds,
+            hostSteal: hostBefore.flatMap { hostAfter?.stealShare(since: $0) } ?? .nan)
     }
 
     /// Publishes `count` values on an absolute schedule of `rate` per second: each slot's value is stamped when it is

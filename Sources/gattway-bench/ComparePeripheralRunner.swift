@@ -63,7 +63,7 @@ struct ComparePeripheralRunner {
                 var row = CompareRow(
                     relay: kind, side: .peripheral, phase: phase, memory: CompareMemory(pid: peripheral.pid))
                 progress(
-                    "… \(label) \(phase.label): central received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, \(String(format: "%.2f", phase.relayWakesPerValue)) wakes/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))"
+                    "… \(label) \(phase.label): central received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, \(String(format: "%.2f", phase.relayWakesPerValue)) wakes/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99)), host steal \(BenchReport.share(phase.hostSteal))"
                 )
                 if hopSeconds > 0 {
                     row.hop = try await probeHops(

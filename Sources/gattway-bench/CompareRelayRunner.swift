@@ -39,7 +39,7 @@ struct CompareRelayRunner {
                 let phase = try await phases.run(label: "\(Int(rate))/s", rate: rate)
                 var row = CompareRow(relay: kind, side: .central, phase: phase, memory: CompareMemory(pid: relay.pid))
                 progress(
-                    "… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, \(String(format: "%.2f", phase.relayWakesPerValue)) wakes/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99))"
+                    "… \(label) \(phase.label): received \(phase.received) of \(phase.sent), \(String(format: "%.1f", phase.relayMicrosPerValue)) µs/notif, \(String(format: "%.2f", phase.relayWakesPerValue)) wakes/notif, p50 \(BenchReport.ms(phase.latencyP50)), p99 \(BenchReport.ms(phase.latencyP99)), host steal \(BenchReport.share(phase.hostSteal))"
                 )
                 if hopSeconds > 0 && kind != .bleak {
                     row.hop = try await probeHops(world: world, path: path, rate: rate, label: label)

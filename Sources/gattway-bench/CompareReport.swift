@@ -38,9 +38,8 @@ struct CompareReport {
         }
         let header = [
             "program", "side", "path", "rate/s", "sent", "delivered", "lost", "late", "p50 ms", "p99 ms", "p99 max",
-            "hop p50", "hop p99", "µs/notif", "wakes", "× C", "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB",
-            "PSS anon",
-            "PSS file",
+            "hop p50", "hop p99", "hop p99 by round", "hop steal % by round", "µs/notif", "wakes", "× C",
+            "× C by round", "VmRSS MiB", "VmHWM MiB", "PSS MiB", "PSS anon", "PSS file",
         ]
         var table: [[String]] = []
         for line in CompareLine.lines(of: rows) {
@@ -56,6 +55,8 @@ struct CompareReport {
                 fixed(phases.map(\.latencyP99).max() ?? .nan),
                 fixed(BenchReport.median(line.rows.compactMap { $0.hop?.p50 })),
                 fixed(BenchReport.median(line.rows.compactMap { $0.hop?.p99 })),
+                line.rows.compactMap { $0.hop.map { fixed($0.p99) } }.joined(separator: " "),
+                line.rows.compactMap { $0.hop.map { fixed($0.hostSteal * 100, 1) } }.joined(separator: " "),
                 fixed(BenchReport.median(phases.map(\.relayMicrosPerValue)), 1),
                 fixed(BenchReport.median(phases.map(\.relayWakesPerValue))),
                 fixed(BenchReport.median(ratios.compactMap { $0 })),
@@ -106,6 +107,10 @@ struct CompareReport {
             )
             Swift.print("− the start of the broker's write of that PUBLISH to it, traced with perf in an extra phase.")
         }
+        Swift.print(
+            "hop steal % = the share of the machine's CPU time the hypervisor took during each round's traced phase (steal"
+        )
+        Swift.print("in /proc/stat): a tail measured while it was high measures the host as much as the program.")
     }
 
     /// The row's CPU per notification ÷ the C program's in the same round, side, path and rate.
