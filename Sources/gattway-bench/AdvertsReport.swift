@@ -30,9 +30,7 @@ struct AdvertsReport {
         }
         let header = [
             "receiver", "workload", "round", "s", "sent/s", "received", "µs/advert", "wakes", "× C", "× C+MQTT",
-            "VmRSS MiB",
-            "PSS MiB",
-            "PSS anon", "PSS file", "sim core", "bus core",
+            "VmRSS MiB", "PSS MiB", "PSS anon", "PSS file", "sim core", "bus core", "steal %",
         ]
         var table: [[String]] = []
         for row in rows {
@@ -43,7 +41,7 @@ struct AdvertsReport {
                 fixed(ratio(row, to: .cPublishing) ?? .nan, 2),
                 mebibytes(row.memory.rss), mebibytes(row.memory.pss),
                 mebibytes(row.memory.pssAnon), mebibytes(row.memory.pssFile), percent(row.simulatorCores),
-                percent(row.busCores),
+                percent(row.busCores), fixed(row.hostSteal * 100, 1),
             ])
         }
         BenchReport.printTable(header, table)
@@ -60,7 +58,9 @@ struct AdvertsReport {
             "advertisement's bytes twice (QoS 0, retained), as Gattway publishes state and advert here: the floor of")
         Swift.print("the MQTT work without decoding or JSON; sent/s = the simulator's advertising reports; sim/bus")
         Swift.print(
-            "core = the simulator's and its dbus-daemon's share of one core; memory at the end of the window (PSS from")
+            "core = the simulator's and its dbus-daemon's share of one core; steal % = the share of the machine's CPU")
+        Swift.print(
+            "time the hypervisor took in the window (/proc/stat); memory at the end of the window (PSS from")
         Swift.print(
             "/proc/PID/smaps_rollup). Over rounds, the table after the rows has the medians: a ratio is the")
         Swift.print("rounds' median.")
