@@ -142,7 +142,7 @@ struct AdvertsReceiverRunner {
             memory: CompareMemory(pid: process.pid),
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / seconds,
             busCores: (cpuAfter.bus - cpuBefore.bus) / seconds,
-            hostSteal: hostBefore.flatMap { hostAfter?.stealShare(since: $0) } ?? .nan)
+            hostSteal: HostCPUTimes.stealShare(from: hostBefore, to: hostAfter))
     }
 
     private func cpu(_ receiver: Int32, _ bus: Int32?) -> (receiver: Double, simulator: Double, bus: Double) {

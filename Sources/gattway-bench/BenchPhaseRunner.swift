@@ -53,7 +53,7 @@ struct BenchPhaseRunner {
             relayCores: relayCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds,
-            hostSteal: hostBefore.flatMap { hostAfter?.stealShare(since: $0) } ?? .nan)
+            hostSteal: HostCPUTimes.stealShare(from: hostBefore, to: hostAfter))
     }
 
     private func cpu(_ pids: (relay: Int32, broker: Int32, simulator: Int32)) -> (

@@ -69,7 +69,7 @@ struct ComparePeripheralPhase {
             relayCores: peripheralCPU / wallSeconds,
             brokerCores: (cpuAfter.broker - cpuBefore.broker) / wallSeconds,
             simulatorCores: (cpuAfter.simulator - cpuBefore.simulator) / wallSeconds,
-            hostSteal: hostBefore.flatMap { hostAfter?.stealShare(since: $0) } ?? .nan)
+            hostSteal: HostCPUTimes.stealShare(from: hostBefore, to: hostAfter))
     }
 
     /// Publishes `count` values on an absolute schedule of `rate` per second: each slot's value is stamped when it is

@@ -37,4 +37,11 @@ package struct HostCPUTimes: Equatable, Sendable {
         guard total > earlier.total, steal >= earlier.steal else { return nil }
         return Double(steal - earlier.steal) / Double(total - earlier.total)
     }
+
+    /// The steal share between two readings either of which may be missing, as a figure to print: NaN (which
+    /// reports print as "-") when a reading is missing or no tick passed.
+    package static func stealShare(from earlier: HostCPUTimes?, to later: HostCPUTimes?) -> Double {
+        guard let earlier, let later else { return .nan }
+        return later.stealShare(since: earlier) ?? .nan
+    }
 }

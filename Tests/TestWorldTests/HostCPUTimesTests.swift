@@ -29,6 +29,15 @@ import Testing
         #expect(before.stealShare(since: after) == nil)
     }
 
+    @Test func aMissingReadingGivesNoShareToPrint() {
+        let before = HostCPUTimes(total: 1_000, steal: 10)
+        let after = HostCPUTimes(total: 1_200, steal: 40)
+        #expect(HostCPUTimes.stealShare(from: before, to: after) == 0.15)
+        #expect(HostCPUTimes.stealShare(from: nil, to: after).isNaN)
+        #expect(HostCPUTimes.stealShare(from: before, to: nil).isNaN)
+        #expect(HostCPUTimes.stealShare(from: after, to: before).isNaN)
+    }
+
     @Test func thisMachineHasACPULine() throws {
         let first = try #require(HostCPUTimes.now())
         #expect(first.total > 0)
