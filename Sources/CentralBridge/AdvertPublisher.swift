@@ -328,9 +328,7 @@ final class AdvertPublisher: Sendable {
     private func flushState(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) -> [FollowUp] {
         device.stateFlushScheduled = false
         var actions: [FollowUp] = []
-        var messages: [MQTTMessage] = []
-        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
-        for message in messages { outbox.send(message) }
+        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
         return actions
     }
 
@@ -340,18 +338,16 @@ final class AdvertPublisher: Sendable {
         mayPublish: Bool
     ) -> [FollowUp] {
         var actions: [FollowUp] = []
-        // Sent under the lock, so that the actor and the D-Bus loop cannot reorder two publications of one
-        // device.
-        var messages: [MQTTMessage] = []
-        defer { for message in messages { outbox.send(message) } }
+        // Every message is sent as it is made, under the lock, so that the actor and the D-Bus loop cannot reorder
+        // two publications of one device (and no list of them is allocated per advertisement).
         decode(
             &device, refusals: &refusals, encryptionCounters: &encryptionCounters, at: now, mayPublish: mayPublish,
-            actions: &actions, messages: &messages)
+            actions: &actions)
         switch device.adverts.advertChanged(at: now) {
         case .makeAdvert:
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
             if let payload = device.adverts.publishIfNew(Self.advertPayload(device.state), at: now), mayPublish {
-                messages.append(
+                outbox.send(
                     MQTTMessage(
                         topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
             }
@@ -369,7 +365,7 @@ final class AdvertPublisher: Sendable {
     private func decode(
         _ device: inout Device, refusals: inout RefusalLog,
         encryptionCounters: inout PacketIDDeduplicator<BridgeClock.Instant>, at now: BridgeClock.Instant,
-        mayPublish: Bool, actions: inout [FollowUp], messages: inout [MQTTMessage]
+        mayPublish: Bool, actions: inout [FollowUp]
     ) {
         let registration = device.registration
         guard registration.decoder != .none else { return }
@@ -412,14 +408,13 @@ final class AdvertPublisher: Sendable {
             actions.append(.measurementsDecoded(decoded))
         }
         device.pendingStatePayload = decoded.stateJSON
-        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions, messages: &messages)
+        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
     }
 
     /// Publishes the newest decoded state when it differs from the last one published, now or once the minimum
     /// interval since the last publication has passed (the newest state wins).
     private func publishState(
-        _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp],
-        messages: inout [MQTTMessage]
+        _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp]
     ) {
         guard let payload = device.pendingStatePayload else { return }
         guard payload != device.lastStatePayload else {
@@ -437,8 +432,7 @@ final class AdvertPublisher: Sendable {
         device.pendingStatePayload = nil
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
-        messages.append(
-            MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: stateQoS, retain: true))
+        outbox.send(MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: stateQoS, retain: true))
     }
 
     /// Whether two decoded advertisements carry the same format and kinds of measurement (names, units and

@@ -57,9 +57,9 @@ extension MosquittoClient {
         guard let handle = handle?.pointer, state != .stopped else {
             throw .clientStopped(operation: "publishing to \(message.topic)")
         }
-        if message.topic != lastValidatedTopic {
+        if message.topic != validatedTopics.newest && message.topic != validatedTopics.before {
             try MQTTTopic.validate(message.topic)
-            lastValidatedTopic = message.topic
+            validatedTopics = (message.topic, validatedTopics.newest)
         }
         if message.qos == .atMostOnce && state != .connected {
             throw .notConnected(operation: "publishing to \(message.topic)")

@@ -41,17 +41,22 @@ import Testing
         try await withRunningClients([client]) {
             await #expect(throws: MQTTError.self) { try await client.publish(MQTTMessage(topic: "a/+/b", text: "x")) }
             await #expect(throws: MQTTError.self) { try await client.subscribe("a/#/b", qos: .atMostOnce) }
-            // The client remembers the last topic it validated: each other topic is still checked, the empty one
-            // included, before and after a valid one is published again and again.
+            // The client remembers the last two topics it validated: each other topic is still checked, the empty
+            // one included, before and after valid ones are published again and again, in turns.
             try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
+            try await client.publish(MQTTMessage(topic: "a/c", text: "x"))
             try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
             for invalid in ["", "a/\0b", "#", "a/b/+"] {
                 await #expect(throws: MQTTError.self, "\(invalid)") {
                     try await client.publish(MQTTMessage(topic: invalid, text: "x"))
                 }
                 try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
+                await #expect(throws: MQTTError.self, "\(invalid) after a/b") {
+                    try await client.publish(MQTTMessage(topic: invalid, text: "x"))
+                }
+                try await client.publish(MQTTMessage(topic: "a/c", text: "x"))
             }
-            #expect(await client.currentStatistics.messagesPublished == 6)
+            #expect(await client.currentStatistics.messagesPublished == 11)
         }
         await broker.stop()
     }

@@ -144,18 +144,36 @@ package enum DecoderSelection: Sendable, Hashable {
 
 /// Gives repeated measurement names a numeric suffix (`temperature`, `temperature_2`), as a packet may carry
 /// several values of one kind.
-struct MeasurementNamer {
-    /// Names so far and how often each came. A list, not a dictionary: an advertisement holds a few measurements
-    /// (at most as many as its 255 bytes have objects), and comparing a few short names costs less than hashing.
-    private var seen: [(name: String, count: Int)] = []
+package struct MeasurementNamer {
+    /// Names so far and how often each came, the first `inlineCapacity` in place: an advertisement holds a few
+    /// measurements, and a list that grew on the heap cost three allocations per decoded advertisement. A list, not
+    /// a dictionary: comparing a few short names costs less than hashing. The rest (up to 255 bytes of objects)
+    /// goes to `overflow`.
+    private static let inlineCapacity = 8
+    private var names = InlineArray<8, String>(repeating: "")
+    private var counts = InlineArray<8, Int>(repeating: 0)
+    private var inlineCount = 0
+    private var overflow: [(name: String, count: Int)] = []
 
-    mutating func name(_ base: String) -> String {
-        guard let index = seen.firstIndex(where: { $0.name == base }) else {
-            seen.append((base, 1))
+    package init() {}
+
+    package mutating func name(_ base: String) -> String {
+        for index in 0..<inlineCount where names[index] == base {
+            counts[index] += 1
+            return "\(base)_\(counts[index])"
+        }
+        if inlineCount < Self.inlineCapacity {
+            names[inlineCount] = base
+            counts[inlineCount] = 1
+            inlineCount += 1
             return base
         }
-        seen[index].count += 1
-        return "\(base)_\(seen[index].count)"
+        guard let index = overflow.firstIndex(where: { $0.name == base }) else {
+            overflow.append((base, 1))
+            return base
+        }
+        overflow[index].count += 1
+        return "\(base)_\(overflow[index].count)"
     }
 }
 

@@ -14,14 +14,14 @@ package struct AdvertisementFacts: Sendable, Equatable {
     /// Manufacturer specific data by company identifier, without the two identifier bytes.
     package var manufacturerData: [UInt16: [UInt8]]
     /// Service data by service UUID.
-    package var serviceData: [BluetoothUUID: [UInt8]]
+    package var serviceData: AdvertisedServiceData
     /// The complete or shortened local name, when advertised.
     package var localName: String?
 
     /// Creates the facts of one advertisement.
     package init(
         address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]] = [:],
-        serviceData: [BluetoothUUID: [UInt8]] = [:], localName: String? = nil
+        serviceData: AdvertisedServiceData = [:], localName: String? = nil
     ) {
         self.address = address
         self.manufacturerData = manufacturerData

@@ -6,7 +6,7 @@ extension AdvertisementFacts {
         address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
         localName: String?
     ) {
-        var serviceData: [BluetoothUUID: [UInt8]] = [:]
+        var serviceData = AdvertisedServiceData()
         for (uuid, data) in serviceDataByUUIDText {
             if let parsed = try? BluetoothUUID(parsing: uuid) { serviceData[parsed] = data }
         }

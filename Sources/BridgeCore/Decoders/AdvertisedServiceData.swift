@@ -1,0 +1,48 @@
+package import BluetoothCore
+
+/// The service data of one advertisement by service UUID, read like a dictionary.
+///
+/// An advertisement carries one service data entry nearly always and a few at most, and every advertisement with a
+/// new reading builds one of these and looks in it several times: the first entry is kept in place and the others
+/// in a short list, where a dictionary allocated its storage and hashed the 16-byte UUID on every insert and lookup.
+package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    private var first: (uuid: BluetoothUUID, data: [UInt8])?
+    private var rest: [(uuid: BluetoothUUID, data: [UInt8])] = []
+
+    package init() {}
+
+    /// A repeated UUID keeps its last data, as bluetoothd keeps one entry per UUID.
+    package init(dictionaryLiteral elements: (BluetoothUUID, [UInt8])...) {
+        for (uuid, data) in elements { self[uuid] = data }
+    }
+
+    /// How many UUIDs carry data.
+    package var count: Int { (first == nil ? 0 : 1) + rest.count }
+
+    /// The data under `uuid`; setting nil removes it.
+    package subscript(uuid: BluetoothUUID) -> [UInt8]? {
+        get {
+            if let first, first.uuid == uuid { return first.data }
+            return rest.first(where: { $0.uuid == uuid })?.data
+        }
+        set {
+            if first?.uuid == uuid {
+                first = nil
+            } else if let index = rest.firstIndex(where: { $0.uuid == uuid }) {
+                rest.remove(at: index)
+            }
+            guard let newValue else {
+                if first == nil, !rest.isEmpty { first = rest.removeFirst() }
+                return
+            }
+            if first == nil { first = (uuid, newValue) } else { rest.append((uuid, newValue)) }
+        }
+    }
+
+    /// The same UUIDs with the same data, in whatever order they came.
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        if let first = lhs.first, rhs[first.uuid] != first.data { return false }
+        return lhs.rest.allSatisfy { rhs[$0.uuid] == $0.data }
+    }
+}

@@ -1,0 +1,66 @@
+import BluetoothCore
+import BridgeCore
+import Testing
+
+/// The service data of one advertisement, read and compared as a dictionary of it would be.
+@Suite struct AdvertisedServiceDataTests {
+    let bthome = BluetoothUUID(uuid16: 0xFCD2)
+    let mibeacon = BluetoothUUID(uuid16: 0xFE95)
+    let battery = BluetoothUUID(uuid16: 0x180F)
+
+    @Test func readsEachUUIDsDataAndNothingForOthers() {
+        let data: AdvertisedServiceData = [bthome: [0x40], mibeacon: [0x50, 0x20], battery: []]
+        #expect(data.count == 3)
+        #expect(data[bthome] == [0x40])
+        #expect(data[mibeacon] == [0x50, 0x20])
+        #expect(data[battery] == [])
+        #expect(data[BluetoothUUID(uuid16: 0x181A)] == nil)
+        #expect(AdvertisedServiceData()[bthome] == nil)
+        #expect(AdvertisedServiceData().count == 0)
+    }
+
+    @Test func settingReplacesAndNilRemovesWhereverTheEntryIs() {
+        var data: AdvertisedServiceData = [bthome: [1], mibeacon: [2]]
+        data[mibeacon] = [3]
+        data[bthome] = [4]
+        #expect(data.count == 2)
+        #expect(data[bthome] == [4] && data[mibeacon] == [3])
+        data[bthome] = nil
+        #expect(data.count == 1)
+        #expect(data[bthome] == nil && data[mibeacon] == [3])
+        data[battery] = [5]
+        data[mibeacon] = nil
+        #expect(data.count == 1)
+        #expect(data[battery] == [5] && data[mibeacon] == nil)
+        data[battery] = nil
+        data[battery] = nil
+        #expect(data == [:])
+    }
+
+    @Test func aRepeatedUUIDInALiteralKeepsItsLastData() {
+        let data: AdvertisedServiceData = [bthome: [1], bthome: [2]]
+        #expect(data.count == 1)
+        #expect(data[bthome] == [2])
+    }
+
+    @Test func equalityIgnoresOrderButNotUUIDsOrData() {
+        let one: AdvertisedServiceData = [bthome: [1], mibeacon: [2], battery: [3]]
+        #expect(one == [battery: [3], bthome: [1], mibeacon: [2]])
+        #expect(one != [bthome: [1], mibeacon: [2]])
+        #expect(one != [bthome: [1], mibeacon: [2], battery: [4]])
+        #expect(one != [bthome: [1], mibeacon: [2], BluetoothUUID(uuid16: 0x181A): [3]])
+        #expect(AdvertisedServiceData() == [:])
+        #expect(AdvertisedServiceData() != [bthome: []])
+    }
+
+    /// What bluetoothd reports (UUIDs as text) becomes the facts the decoders read; a key that is no UUID is left
+    /// out.
+    @Test func factsFromBlueZsTextKeys() throws {
+        let facts = AdvertisementFacts(
+            address: try #require(BluetoothAddress("A4:C1:38:00:00:01")), manufacturerData: [:],
+            serviceDataByUUIDText: ["0000fcd2-0000-1000-8000-00805f9b34fb": [0x40], "not a uuid": [1]],
+            localName: nil)
+        #expect(facts.serviceData == [bthome: [0x40]])
+        #expect(facts.serviceData(uuid16: 0xFCD2) == [0x40])
+    }
+}
