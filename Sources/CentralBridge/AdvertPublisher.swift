@@ -62,6 +62,8 @@ final class AdvertPublisher: Sendable {
         /// Repeats by packet id (8-bit in the formats that have one), of this device alone: a table shared by every
         /// device would cost a search of it per advertisement, and a repeat is forgotten after seconds anyway.
         var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>(capacity: 1)
+        /// The service UUID its advertisements name, read once.
+        var serviceUUIDs = UUIDTextCache()
     }
 
     /// Where the flushes the hot path defers run: the report thread's timer, and the way to the actor for what only
@@ -376,7 +378,7 @@ final class AdvertPublisher: Sendable {
         device.lastDecodedAdvert = input
         let facts = AdvertisementFacts(
             address: registration.address, manufacturerData: input.manufacturerData,
-            serviceDataByUUIDText: input.serviceData, localName: input.name)
+            serviceDataByUUIDText: input.serviceData, localName: input.name, uuids: &device.serviceUUIDs)
         let context = DecodingContext(bindkey: registration.bindkey, openAESCCM: openAESCCM)
         let decoded: DecodedAdvertisement
         do {

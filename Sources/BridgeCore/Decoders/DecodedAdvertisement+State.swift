@@ -6,11 +6,41 @@ extension AdvertisementFacts {
         address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
         localName: String?
     ) {
+        var uuids = UUIDTextCache()
+        self.init(
+            address: address, manufacturerData: manufacturerData, serviceDataByUUIDText: serviceDataByUUIDText,
+            localName: localName, uuids: &uuids)
+    }
+
+    /// As above, reading the UUIDs through `uuids`, which a device keeps from one advertisement to the next.
+    package init(
+        address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
+        localName: String?, uuids: inout UUIDTextCache
+    ) {
         var serviceData = AdvertisedServiceData()
         for (uuid, data) in serviceDataByUUIDText {
-            if let parsed = try? BluetoothUUID(parsing: uuid) { serviceData[parsed] = data }
+            if let parsed = uuids.uuid(of: uuid) { serviceData[parsed] = data }
         }
         self.init(address: address, manufacturerData: manufacturerData, serviceData: serviceData, localName: localName)
+    }
+}
+
+/// The UUID of the last service data key read, and its text: a sensor names the same service UUID in every
+/// advertisement, so the text is compared (in the common case a pointer comparison, bluetoothd's key being kept
+/// from the last report) instead of parsed again.
+package struct UUIDTextCache: Sendable {
+    private var text: String?
+    private var parsed: BluetoothUUID?
+
+    package init() {}
+
+    /// The UUID `text` names; nil when it names none.
+    package mutating func uuid(of text: String) -> BluetoothUUID? {
+        if text == self.text { return parsed }
+        let uuid = try? BluetoothUUID(parsing: text)
+        self.text = text
+        parsed = uuid
+        return uuid
     }
 }
 

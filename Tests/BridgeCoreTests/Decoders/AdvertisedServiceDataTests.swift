@@ -64,3 +64,18 @@ import Testing
         #expect(facts.serviceData(uuid16: 0xFCD2) == [0x40])
     }
 }
+
+/// A device's service UUIDs read through the cache it keeps: the same answers as parsing each time.
+@Suite struct UUIDTextCacheTests {
+    @Test func givesWhatParsingGivesForRepeatedAndChangingTexts() {
+        var cache = UUIDTextCache()
+        let texts = [
+            "0000fcd2-0000-1000-8000-00805f9b34fb", "0000fcd2-0000-1000-8000-00805f9b34fb", "not a uuid",
+            "not a uuid", "0000FE95-0000-1000-8000-00805F9B34FB", "fcd2", "", "0000fcd2-0000-1000-8000-00805f9b34fb",
+        ]
+        for text in texts {
+            #expect(cache.uuid(of: text) == BluetoothUUID(text), "\(text)")
+        }
+        #expect(cache.uuid(of: "0000fcd2-0000-1000-8000-00805f9b34fb") == BluetoothUUID(uuid16: 0xFCD2))
+    }
+}
