@@ -74,4 +74,9 @@ struct DecodedAdvertInput: Equatable, Sendable {
     let manufacturerData: [UInt16: [UInt8]]
     let serviceData: [String: [UInt8]]
     let name: String?
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.serviceData.hasSameEntries(as: rhs.serviceData)
+            && lhs.manufacturerData.hasSameEntries(as: rhs.manufacturerData) && lhs.name == rhs.name
+    }
 }

@@ -46,8 +46,14 @@ package struct BLEDeviceState: Sendable, Hashable {
             case .paired(let value): paired = value
             case .trusted(let value): trusted = value
             case .uuids(let value): changed = Self.set(&uuids, value) || changed
-            case .manufacturerData(let value): changed = Self.set(&manufacturerData, value) || changed
-            case .serviceData(let value): changed = Self.set(&serviceData, value) || changed
+            case .manufacturerData(let value):
+                guard !manufacturerData.hasSameEntries(as: value) else { continue }
+                manufacturerData = value
+                changed = true
+            case .serviceData(let value):
+                guard !serviceData.hasSameEntries(as: value) else { continue }
+                serviceData = value
+                changed = true
             }
         }
         return changed

@@ -61,6 +61,32 @@ import Testing
         #expect(writer.string == "[" + expected.joined(separator: ",") + "]")
     }
 
+    /// Decimals are written from integers where they can be; the text is the standard library's in every case.
+    @Test func writerWritesDecimalsAsTheStandardLibraryPrintsThem() {
+        var generator = SystemRandomNumberGenerator()
+        var numbers: [Double] = [
+            0.001, 0.0015, 0.000999, 0.0001, 1e-7, 999_999_999.5, 999_999_999.999999, 1e9, 1e9 + 0.5, 0.1 + 0.2,
+            21.5, 25.06, 0.15, 2.675, 1.005, 100.0, 0.5, 1e15, 123_456.789012, 1.0 / 3.0, .pi, -0.0, 0,
+            .greatestFiniteMagnitude, .leastNonzeroMagnitude, Double(Int64.max),
+        ]
+        for _ in 0..<20_000 {
+            let digits = Int.random(in: 0...7, using: &generator)
+            var power = 1.0
+            for _ in 0..<digits { power *= 10 }
+            let bound = Int64.random(in: 1...12, using: &generator)
+            var limit: Int64 = 1
+            for _ in 0..<bound { limit *= 10 }
+            numbers.append(Double(Int64.random(in: -limit...limit, using: &generator)) / power)
+            numbers.append(Double.random(in: -2e9...2e9, using: &generator))
+            numbers.append(Double.random(in: -1...1, using: &generator))
+        }
+        for number in numbers {
+            var writer = JSONWriter()
+            writer.value(number)
+            #expect(writer.string == number.description, "\(number)")
+        }
+    }
+
     @Test func writerWritesAnAddressInItsCanonicalForm() throws {
         let address = try BluetoothAddress(parsing: "c4:7c:8d:0a:3e:f1")
         var writer = JSONWriter()
