@@ -145,11 +145,10 @@ package enum DecoderSelection: Sendable, Hashable {
 /// Gives repeated measurement names a numeric suffix (`temperature`, `temperature_2`), as a packet may carry
 /// several values of one kind.
 package struct MeasurementNamer {
-    /// Names so far and how often each came, the first `inlineCapacity` in place: an advertisement holds a few
+    /// Names so far and how often each came, the first eight in place: an advertisement holds a few
     /// measurements, and a list that grew on the heap cost three allocations per decoded advertisement. A list, not
     /// a dictionary: comparing a few short names costs less than hashing. The rest (up to 255 bytes of objects)
     /// goes to `overflow`.
-    private static let inlineCapacity = 8
     private var names = InlineArray<8, String>(repeating: "")
     private var counts = InlineArray<8, Int>(repeating: 0)
     private var inlineCount = 0
@@ -162,7 +161,7 @@ package struct MeasurementNamer {
             counts[index] += 1
             return "\(base)_\(counts[index])"
         }
-        if inlineCount < Self.inlineCapacity {
+        if inlineCount < names.count {
             names[inlineCount] = base
             counts[inlineCount] = 1
             inlineCount += 1
