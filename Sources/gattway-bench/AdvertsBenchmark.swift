@@ -31,7 +31,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var workloads: String = "crowd,100,500,100r,500r,100w"
     @Option(
         help:
-            "Receivers to run (comma-separated: c, c-publish, c-batch, c-batch-publish, gattway); the ratio columns need c and c-publish."
+            "Receivers to run (comma-separated: c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish, gattway); the ratio columns need c and c-publish."
     )
     var receivers: String = "c,c-publish,c-batch,gattway"
     @Option(
@@ -62,7 +62,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
 
     private func selectedReceivers() throws -> [AdvertsReceiverKind] {
         try BenchLocations.list(
-            receivers, of: "receiver", choices: "c, c-publish, c-batch, c-batch-publish and/or gattway"
+            receivers, of: "receiver",
+            choices: "c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish and/or gattway"
         ) {
             AdvertsReceiverKind(rawValue: $0)
         }

@@ -14,6 +14,11 @@ enum AdvertsReceiverKind: String, Sendable {
     /// Receives in batches and publishes as `cPublishing` does: the floor of Gattway's work in batches, without
     /// decoding or JSON.
     case cBatchPublishing = "c-batch-publish"
+    /// Receives in batches without libdbus (its own connection, read into one buffer and walked in place, nothing
+    /// validated): the floor under any receiver that reads the bus through libdbus.
+    case cRawBatching = "c-raw-batch"
+    /// Receives as `cRawBatching` does and publishes as `cPublishing` does.
+    case cRawBatchPublishing = "c-raw-batch-publish"
     case gattway
 
     var title: String {
@@ -22,6 +27,8 @@ enum AdvertsReceiverKind: String, Sendable {
         case .cPublishing: "C rcv+MQTT"
         case .cBatching: "C rcv batch"
         case .cBatchPublishing: "C batch+MQTT"
+        case .cRawBatching: "C raw batch"
+        case .cRawBatchPublishing: "C raw+MQTT"
         case .gattway: "Gattway"
         }
     }
@@ -29,7 +36,18 @@ enum AdvertsReceiverKind: String, Sendable {
     var isC: Bool { self != .gattway }
 
     /// A C program that publishes every advertisement it receives.
-    var publishes: Bool { self == .cPublishing || self == .cBatchPublishing }
+    var publishes: Bool { self == .cPublishing || self == .cBatchPublishing || self == .cRawBatchPublishing }
+
+    /// The C receiver's arguments against the broker at `port`.
+    func arguments(port: Int) -> [String] {
+        let batch = ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)"]
+        let broker = publishes ? ["127.0.0.1", "\(port)"] : []
+        return switch self {
+        case .c, .cPublishing, .gattway: ["hci0"] + broker
+        case .cBatching, .cBatchPublishing: batch + ["hci0"] + broker
+        case .cRawBatching, .cRawBatchPublishing: ["-r"] + batch + ["hci0"] + broker
+        }
+    }
 }
 
 /// One receiver's figures over one measured window of one workload.
@@ -86,16 +104,8 @@ struct AdvertsReceiverRunner {
         let log = stage.directory + "/\(kind.rawValue).log"
         let process: BenchProcess
         switch kind {
-        case .c, .cPublishing, .cBatching, .cBatchPublishing:
-            let arguments =
-                switch kind {
-                case .cPublishing: ["hci0", "127.0.0.1", "\(stage.port)"]
-                case .cBatching: ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)", "hci0"]
-                case .cBatchPublishing:
-                    ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)", "hci0", "127.0.0.1", "\(stage.port)"]
-                default: ["hci0"]
-                }
-            let program = BenchProcess.cProgram(receiverBinary, arguments)
+        case .c, .cPublishing, .cBatching, .cBatchPublishing, .cRawBatching, .cRawBatchPublishing:
+            let program = BenchProcess.cProgram(receiverBinary, kind.arguments(port: Int(stage.port)))
             process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))
         case .gattway:

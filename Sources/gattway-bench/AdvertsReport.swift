@@ -24,7 +24,7 @@ struct AdvertsReport {
         )
         if !compileCommand.isEmpty {
             Swift.print(
-                "C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT; C rcv batch: with -b \(AdvertsWorkload.advertBatchMilliseconds); C batch+MQTT: both), built with:"
+                "C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT; C rcv batch: with -b \(AdvertsWorkload.advertBatchMilliseconds); C batch+MQTT: both; C raw batch and C raw+MQTT: with -r, reading the bus without libdbus), built with:"
             )
             Swift.print("  \(compileCommand)")
         }
