@@ -50,16 +50,20 @@ extension DecodedAdvertisement {
     package var stateJSON: [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
-        for measurement in measurements {
-            switch measurement.value {
-            case .number(let value):
-                if value == value.rounded(), abs(value) < 1e15 {
-                    writer.field(measurement.name, Int(value))
-                } else {
-                    writer.field(measurement.name, value)
+        // Read in place: `for measurement in measurements` copied each one out (four retains and four releases of
+        // its strings) for every advertisement with a new reading.
+        measurements.withUnsafeBufferPointer { list in
+            for index in list.indices {
+                switch list[index].value {
+                case .number(let value):
+                    if value == value.rounded(), abs(value) < 1e15 {
+                        writer.field(list[index].name, Int(value))
+                    } else {
+                        writer.field(list[index].name, value)
+                    }
+                case .bool(let value): writer.field(list[index].name, value)
+                case .text(let value): writer.field(list[index].name, value)
                 }
-            case .bool(let value): writer.field(measurement.name, value)
-            case .text(let value): writer.field(measurement.name, value)
             }
         }
         writer.field("format", format.rawValue)

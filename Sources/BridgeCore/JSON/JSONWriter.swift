@@ -171,17 +171,45 @@ package struct JSONWriter: Sendable {
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
         var runStart = 0
-        for index in utf8.indices {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else {
-                continue
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-            appendEscape(of: byte)
-            runStart = index + 1
+        while true {
+            let escaped = Self.firstToEscape(in: utf8, from: runStart)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<escaped]))
+            guard escaped < utf8.count else { break }
+            appendEscape(of: utf8[escaped])
+            runStart = escaped + 1
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The index of the first byte at or after `start` that JSON must escape (a control character, `"`, `\` or
+    /// DEL), or the count when there is none. It tests eight bytes at a time, where testing each byte cost eleven
+    /// instructions a character of the names and keys every advertisement writes.
+    private static func firstToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        if let base = utf8.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highBits: UInt64 = 0x8080_8080_8080_8080
+            // `(w − n·ones) & ~w & highBits` is non-zero exactly when some byte of `w` is below `n` (for n ≤ 0x80: a
+            // byte below it borrows into its high bit while its own high bit is clear); a byte equal to `c` is a
+            // zero byte of `w ^ c·ones`. Bytes of multi-byte UTF-8 (0x80 and up) meet neither test.
+            while utf8.count - index >= 8 {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                let delete = word ^ (ones &* 0x7F)
+                let found =
+                    ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote)
+                    | ((backslash &- ones) & ~backslash) | ((delete &- ones) & ~delete)
+                if found & highBits != 0 { break }
+                index += 8
+            }
+        }
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F { return index }
+            index += 1
+        }
+        return index
     }
 
     /// Writes a whole number in decimal, as `String(number)` would, without making the string: a state payload

@@ -36,6 +36,50 @@ import Testing
         #expect(parsed["\tkey\""] == .string("\"\"plain run\r\u{7F}°C µg/m³\u{1F}"))
     }
 
+    /// The writer tests eight bytes at a time for one to escape: every byte that needs an escape, at every position
+    /// of strings long enough for two words and a tail, among plain ASCII and multi-byte UTF-8 (whose bytes from
+    /// 0x80 up must pass through), is written as a byte-by-byte escaper writes it.
+    @Test func writerEscapesEveryByteAtEveryPositionOfAWord() throws {
+        let needingEscape = Array(UInt8(0)..<0x20) + [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x7F]
+        let fillers: [[UInt8]] = [Array("abcdefghijklmnopqrstuvwx".utf8), Array("°µ³é€°µ³é€°µ³é€x".utf8)]
+        for filler in fillers {
+            for length in [1, 7, 8, 9, 16, 17, 23] where length <= filler.count {
+                for position in 0..<length {
+                    for byte in needingEscape {
+                        var text = Array(filler[..<length])
+                        text[position] = byte
+                        let string = String(decoding: text, as: UTF8.self)
+                        var writer = JSONWriter()
+                        writer.value(string)
+                        #expect(writer.bytes == Self.escapedOneByOne(Array(string.utf8)), "\(text)")
+                    }
+                }
+                var writer = JSONWriter()
+                let plain = String(decoding: filler[..<length], as: UTF8.self)
+                writer.value(plain)
+                #expect(try JSONValue(parsing: writer.bytes) == .string(plain))
+            }
+        }
+    }
+
+    /// RFC 8259's escapes, one byte at a time: the reference the writer's word-wise scan is held to.
+    private static func escapedOneByOne(_ utf8: [UInt8]) -> [UInt8] {
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
+            case 0x0A: out += Array("\\n".utf8)
+            case 0x0D: out += Array("\\r".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case 0..<0x20, 0x7F: out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return out
+    }
+
     @Test func writerWritesHexFieldsInPlaceAndSeparatesThem() {
         var writer = JSONWriter()
         writer.beginObject()
