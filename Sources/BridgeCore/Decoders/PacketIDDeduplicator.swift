@@ -20,6 +20,9 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
     private let resetAfter: Duration
     private let capacity: Int
     private var last: [BluetoothAddress: Last] = [:]
+    /// With a capacity of one (a deduplicator per device) the one device remembered, held here instead of in
+    /// `last`: hashing its address twice per advertisement cost more than the rest of the check.
+    private var alone: (address: BluetoothAddress, last: Last)?
     private var acceptances: UInt64 = 0
 
     /// A deduplicator; BTHome's 8-bit packet id uses the defaults.
@@ -36,7 +39,7 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
     }
 
     /// How many devices are remembered.
-    package var count: Int { last.count }
+    package var count: Int { capacity == 1 ? (alone == nil ? 0 : 1) : last.count }
 
     /// Whether `packetID` from `address` at `now` is new; a new id is remembered as the device's last.
     // Specialized here for the bridge's clock and exported: the bridge calls this per advertisement from another
@@ -46,15 +49,28 @@ package struct PacketIDDeduplicator<Instant: InstantProtocol>: Sendable where In
         packetID: UInt32, from address: BluetoothAddress, at now: Instant
     ) -> Bool {
         let id = UInt64(packetID) % modulus
-        let previous = last[address]
-        if let previous, previous.at.duration(to: now) < resetAfter {
-            let ahead = (id + modulus - previous.id) % modulus
-            guard ahead > 0, ahead < window else { return false }
+        if capacity == 1 {
+            // Another device replaces the one remembered, as the least recently accepted would be forgotten.
+            let previous = alone.flatMap { $0.address == address ? $0.last : nil }
+            guard isNew(id, after: previous, at: now) else { return false }
+            acceptances &+= 1
+            alone = (address, Last(id: id, at: now, acceptance: acceptances))
+            return true
         }
+        let previous = last[address]
+        guard isNew(id, after: previous, at: now) else { return false }
         if previous == nil, last.count >= capacity { forgetLeastRecentlyAccepted() }
         acceptances &+= 1
         last[address] = Last(id: id, at: now, acceptance: acceptances)
         return true
+    }
+
+    /// Whether `id` is ahead of the device's last accepted one by less than the window, or the device has none
+    /// recent enough to compare with.
+    private func isNew(_ id: UInt64, after previous: Last?, at now: Instant) -> Bool {
+        guard let previous, previous.at.duration(to: now) < resetAfter else { return true }
+        let ahead = (id + modulus - previous.id) % modulus
+        return ahead > 0 && ahead < window
     }
 
     /// One pass over the table, only when a newcomer finds it full: a device heard again costs a lookup, never a

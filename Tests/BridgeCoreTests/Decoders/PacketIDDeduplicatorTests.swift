@@ -46,6 +46,32 @@ import Testing
         #expect(accepted12)
     }
 
+    /// A deduplicator of one device (the bridge keeps one per device) answers as a larger one does for that
+    /// device, over repeats, steps, wraps, jumps and silences; another device replaces it.
+    @Test func aCapacityOfOneAnswersAsALargerOneForItsDevice() {
+        var alone = PacketIDDeduplicator<ContinuousClock.Instant>(capacity: 1)
+        var shared = PacketIDDeduplicator<ContinuousClock.Instant>()
+        var generator = SystemRandomNumberGenerator()
+        var now = start
+        for _ in 0..<5_000 {
+            now = now + .milliseconds(Int.random(in: 0...900, using: &generator))
+            let id = UInt32.random(in: 0...255, using: &generator)
+            let byAlone = alone.accept(packetID: id, from: sensor, at: now)
+            let byShared = shared.accept(packetID: id, from: sensor, at: now)
+            #expect(byAlone == byShared, "id \(id)")
+        }
+        #expect(alone.count == 1)
+        let other = address("54:48:E6:8F:80:A6")
+        let lastID = UInt32(7)
+        let otherFirst = alone.accept(packetID: lastID, from: other, at: now)
+        let otherRepeat = alone.accept(packetID: lastID, from: other, at: now)
+        let sensorAgain = alone.accept(packetID: lastID, from: sensor, at: now)
+        #expect(otherFirst)
+        #expect(!otherRepeat, "the other device is remembered now")
+        #expect(sensorAgain, "the first device was forgotten")
+        #expect(alone.count == 1)
+    }
+
     @Test func memoryIsBoundedByCapacityForgettingTheLeastRecent() {
         var deduplicator = PacketIDDeduplicator<ContinuousClock.Instant>(capacity: 3)
         for last in UInt8(1)...10 {
