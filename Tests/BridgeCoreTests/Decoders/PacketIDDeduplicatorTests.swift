@@ -54,7 +54,9 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         var now = start
         for _ in 0..<5_000 {
-            now = now + .milliseconds(Int.random(in: 0...900, using: &generator))
+            // Mostly the gaps of a sensor repeating itself, now and then a silence past the 4 s reset.
+            let silent = Int.random(in: 0..<50, using: &generator) == 0
+            now = now + .milliseconds(Int.random(in: silent ? 3_500...6_000 : 0...900, using: &generator))
             let id = UInt32.random(in: 0...255, using: &generator)
             let byAlone = alone.accept(packetID: id, from: sensor, at: now)
             let byShared = shared.accept(packetID: id, from: sensor, at: now)
