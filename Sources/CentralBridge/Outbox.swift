@@ -42,23 +42,54 @@ final class Outbox: Sendable {
         self.limit = limit
     }
 
+    /// What `send` does once the message is accounted for.
+    private enum SendStep {
+        case nothing
+        case publishInPlace
+        case flushOnLoop
+    }
+
     /// Queues `message`; callable from any thread.
     func send(_ message: MQTTMessage) {
-        let startFlush = state.withLock { state in
+        let inLoop = mqtt.publishLoop.inLoop
+        let step = state.withLock { state -> SendStep in
             guard !state.finished, state.queue.count < limit else {
                 droppedCounter.increment()
-                return false
+                return .nothing
             }
-            state.queue.append(message)
-            guard !state.flushing else { return false }
+            guard !state.flushing else {
+                state.queue.append(message)
+                return .nothing
+            }
             state.flushing = true
-            return true
+            // Nothing waits and no flush is under way, so publishing it now keeps the order. On the client's loop
+            // (the D-Bus connection shares it: advertisements, values) it goes to the client straight away, not
+            // through the queue: two locks a message instead of four, no arrays swapped.
+            if inLoop { return .publishInPlace }
+            state.queue.append(message)
+            return .flushOnLoop
         }
-        guard startFlush else { return }
-        // Nothing was queued before this message (no flush was under way), so publishing it now keeps the order.
-        // The StartNotify value relay already runs on the client's loop (the D-Bus connection shares it): flush in
-        // place instead of queueing a job.
-        if mqtt.publishLoop.inLoop { flush() } else { mqtt.publishLoop.execute { self.flush() } }
+        switch step {
+        case .nothing: return
+        case .publishInPlace: publishInPlace(message)
+        case .flushOnLoop: mqtt.publishLoop.execute { self.flush() }
+        }
+    }
+
+    /// Runs on the MQTT client's loop, `flushing` set for it: offers `message` to the client, then hands on what
+    /// other threads queued meanwhile. Without capacity the message waits first in line, ahead of those, for the
+    /// client to call back.
+    private func publishInPlace(_ message: MQTTMessage) {
+        let result = mqtt.publishOnLoop(message) { [self] in self.flush() }
+        if result.failed > 0 {
+            droppedCounter.increment(by: result.failed)
+            logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
+        }
+        guard result.taken > 0 else {
+            state.withLock { $0.queue.insert(message, at: 0) }
+            return
+        }
+        flush()
     }
 
     /// Runs on the MQTT client's loop: offers everything queued to the client, in order, until the queue is empty

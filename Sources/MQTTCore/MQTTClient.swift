@@ -69,4 +69,19 @@ package protocol MQTTClient: AnyObject, Sendable {
     func publishOnLoop(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> MQTTQueuePublishResult
+
+    /// `publishOnLoop` of a single message, which a caller sending one at a time need not put in an array first.
+    ///
+    /// - Precondition: called on `publishLoop`.
+    func publishOnLoop(
+        _ message: MQTTMessage, onCapacity: @escaping @Sendable () -> Void
+    ) -> MQTTQueuePublishResult
+}
+
+extension MQTTClient {
+    package func publishOnLoop(
+        _ message: MQTTMessage, onCapacity: @escaping @Sendable () -> Void
+    ) -> MQTTQueuePublishResult {
+        publishOnLoop([message][...], onCapacity: onCapacity)
+    }
 }

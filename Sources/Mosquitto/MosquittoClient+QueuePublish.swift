@@ -26,6 +26,26 @@ extension MosquittoClient {
         }
     }
 
+    /// `publishOnLoop` of one message, with no array around it.
+    package nonisolated func publishOnLoop(
+        _ message: MQTTMessage, onCapacity: @escaping @Sendable () -> Void
+    ) -> QueuePublishResult {
+        loopIsolated(with: PublishOne(message: message, onCapacity: onCapacity)) {
+            $0.publishIfCapacity($1.message, onCapacity: $1.onCapacity)
+        }
+    }
+
+    private func publishIfCapacity(
+        _ message: MQTTMessage, onCapacity: @escaping @Sendable () -> Void
+    ) -> QueuePublishResult {
+        guard hasCapacity(for: message.qos) else {
+            capacityCallbacks.append(onCapacity)
+            return QueuePublishResult(taken: 0, failed: 0)
+        }
+        do { try publishNow(message) } catch { return QueuePublishResult(taken: 1, failed: 1) }
+        return QueuePublishResult(taken: 1, failed: 0)
+    }
+
     private func publishAvailable(
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
@@ -91,5 +111,11 @@ extension MosquittoClient {
 /// What `publishOnLoop` hands to the actor.
 private struct PublishBatch {
     let messages: ArraySlice<MQTTMessage>
+    let onCapacity: @Sendable () -> Void
+}
+
+/// What `publishOnLoop` of one message hands to the actor.
+private struct PublishOne {
+    let message: MQTTMessage
     let onCapacity: @Sendable () -> Void
 }
