@@ -65,6 +65,20 @@ package final class InMemoryMQTTClient: MQTTClient {
         broker.state.withLock { $0.sessions[id]?.subscriptions.removeAll { $0.filter == parsed } }
     }
 
+    /// Whether everything handed to this client has been taken in: its loop has run what it was given (publishes,
+    /// tapped deliveries), nothing waits in its inbound buffer, and its consumer (if it is stopped, none) is back
+    /// waiting for more, so every message it took has been handled. A test harness moving a simulated clock waits
+    /// for this so that simulated time never runs ahead of messages still in flight.
+    package func isIdle() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            publishLoop.execute { continuation.resume() }
+        }
+        return broker.state.withLock { state in
+            guard let session = state.sessions[id] else { return true }
+            return session.stopped || (session.inbound.isEmpty && session.inboundWaiter != nil)
+        }
+    }
+
     /// From now on every message for this client goes through `publishLoop` to `tap` first (see the port).
     package func tapInbound(_ tap: @escaping @Sendable (MQTTMessage) -> Bool) {
         let loop = publishLoop

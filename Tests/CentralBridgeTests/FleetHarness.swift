@@ -96,6 +96,25 @@ struct FleetHarness {
             for (gateway, count) in zip(ticking, before) {
                 try await waitUntil { gateway.bridge.fleetTickCount > count }
             }
+            try await settle(ticking)
+        }
+    }
+
+    /// Waits until what a tick set moving has come to rest: every gateway's client has taken in what it was handed
+    /// (`InMemoryMQTTClient.isIdle`), and neither the broker's log nor any central's operations grew across two looks
+    /// a pause apart. Without it a loaded machine lets the clock run ahead of a claim and its echo, whose timeouts
+    /// count in simulated time, and a takeover the test waits for never comes.
+    private func settle(_ ticking: [Gateway]) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var previous: [Int]?
+        while true {
+            var idle = true
+            for gateway in ticking where !(await gateway.mqtt.isIdle()) { idle = false }
+            let snapshot = [broker.publicationCount] + gateways.map { $0.central.operations.count }
+            if idle, snapshot == previous { return }
+            previous = idle ? snapshot : nil
+            guard ContinuousClock.now < deadline else { throw RealTimeLimit(waitingFor: "the fleet to come to rest") }
+            try await Task.sleep(for: .milliseconds(2))
         }
     }
 
@@ -128,13 +147,18 @@ struct FleetHarness {
         let limit: Duration
         var description: String { "the condition did not hold within \(limit) of simulated time" }
     }
+
+    struct RealTimeLimit: Error, CustomStringConvertible {
+        let waitingFor: String
+        var description: String { "waited 30 s (real time) for \(waitingFor)" }
+    }
 }
 
 /// Waits (in real time, at most 30 s) until `condition` holds, yielding between checks.
 func waitUntil(_ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(30)
     while !condition() {
-        guard ContinuousClock.now < deadline else { throw FleetHarness.StepLimit(limit: .seconds(30)) }
+        guard ContinuousClock.now < deadline else { throw FleetHarness.RealTimeLimit(waitingFor: "a condition") }
         try await Task.sleep(for: .milliseconds(1))
     }
 }
