@@ -42,7 +42,7 @@ package enum AESCCM {
         return (result.output, result.tag)
     }
 
-    private static func validate(
+    static func validate(
         key: [UInt8], nonce: [UInt8], tagLength: Int, messageLength: Int, additionalDataLength: Int
     ) throws(AESCCMError) {
         guard key.count == 16 else { throw .invalidParameter("key must be 16 bytes, not \(key.count)") }

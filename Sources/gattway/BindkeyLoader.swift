@@ -45,8 +45,9 @@ enum BindkeyLoader {
         return keys
     }
 
-    /// OpenSSL's AES-CCM, as the decoders take it.
-    static let openAESCCM: AESCCMOpening = { ciphertext, key, nonce, tag, additionalData in
-        try AESCCM.open(ciphertext: ciphertext, key: key, nonce: nonce, tag: tag, additionalData: additionalData)
+    /// OpenSSL's AES-CCM, as the decoders take it: one keyring for the process, so each bindkey's context is set up
+    /// once.
+    static let openAESCCM: AESCCMOpening = { [keyring = AESCCMKeyring()] ciphertext, key, nonce, tag, additionalData in
+        try keyring.open(ciphertext: ciphertext, key: key, nonce: nonce, tag: tag, additionalData: additionalData)
     }
 }

@@ -14,17 +14,18 @@ struct ByteReader {
     var remaining: Int { bytes.count - offset }
     var isAtEnd: Bool { offset >= bytes.count }
 
-    /// Checks that `count` bytes remain and moves past them; returns where they start.
-    private mutating func take(_ count: Int, for field: String) throws(DecoderError) -> Int {
+    /// Checks that `count` bytes remain and moves past them; returns where they start. Field names are built only
+    /// for an error: a name such as "object 0x1004" made on every read was a formatted string per object.
+    private mutating func take(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> Int {
         guard count >= 0, count <= remaining else {
-            throw DecoderError(.truncated, "\(context): \(field) needs \(count) bytes, \(max(remaining, 0)) left")
+            throw DecoderError(.truncated, "\(context): \(field()) needs \(count) bytes, \(max(remaining, 0)) left")
         }
         defer { offset += count }
         return offset
     }
 
-    mutating func bytes(_ count: Int, for field: String) throws(DecoderError) -> [UInt8] {
-        let start = try take(count, for: field)
+    mutating func bytes(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> [UInt8] {
+        let start = try take(count, for: field())
         return Array(bytes[start..<start + count])
     }
 
