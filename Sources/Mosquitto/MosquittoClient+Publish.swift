@@ -1,4 +1,5 @@
 import CMosquitto
+import Glibc
 package import MQTTCore
 
 extension MosquittoClient {
@@ -57,11 +58,8 @@ extension MosquittoClient {
         guard let handle = handle?.pointer, state != .stopped else {
             throw .clientStopped(operation: "publishing to \(message.topic)")
         }
-        if message.topic != validatedTopics.newest && message.topic != validatedTopics.before {
-            try MQTTTopic.validate(message.topic)
-            validatedTopics = (message.topic, validatedTopics.newest)
-        }
         if message.qos == .atMostOnce && state != .connected {
+            try MQTTTopic.validate(message.topic)  // a bad topic is the clearer error of the two
             throw .notConnected(operation: "publishing to \(message.topic)")
         }
         var properties = options.protocolVersion == .v5 ? try MosquittoPropertyList.make(message.properties) : nil
@@ -69,8 +67,11 @@ extension MosquittoClient {
         coalesceWrites()
         var mid: Int32 = 0
         // withCString reads a native string in place; passing the String itself converted it through a copy.
+        // libmosquitto refuses an empty topic, wildcards, bad UTF-8 and more than 65,535 bytes (MQTTTopic's rules),
+        // so the topic is scanned once, there; only a NUL, which would cut the topic short in C, is checked here.
         let rc = message.topic.withCString { topic in
-            message.payload.withUnsafeBytes {
+            guard strlen(topic) == message.topic.utf8.count else { return MOSQ_ERR_INVAL.rawValue }
+            return message.payload.withUnsafeBytes {
                 mosquitto_publish_v5(
                     handle, &mid, topic, Int32(clamping: $0.count), $0.baseAddress, Int32(message.qos.rawValue),
                     message.retain, properties)
@@ -79,6 +80,9 @@ extension MosquittoClient {
         // For QoS 1/2, MOSQ_ERR_NO_CONN means "queued for after the reconnect", not lost.
         let queuedOffline = rc == MOSQ_ERR_NO_CONN.rawValue && message.qos > .atMostOnce
         guard rc == MosquittoResult.success || queuedOffline else {
+            if rc == MOSQ_ERR_INVAL.rawValue || rc == MOSQ_ERR_MALFORMED_UTF8.rawValue {
+                try MQTTTopic.validate(message.topic)  // says which rule the topic breaks
+            }
             throw MosquittoResult.error(rc, operation: "publishing to \(message.topic)")
         }
         if message.qos > .atMostOnce { outstanding.insert(mid) }

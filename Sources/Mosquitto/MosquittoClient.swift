@@ -75,10 +75,6 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     var capacityCallbacks: [@Sendable () -> Void] = []
     var nextWaitID: UInt64 = 0
     var statistics = Statistics()
-    /// The topics the last two publishes validated, newest first: a stream publishes to one topic again and again
-    /// (a sensor's advertisements to two, its state and its advert), and comparing a String with the one it was
-    /// made from is one pointer comparison where validating scans every byte.
-    var validatedTopics: (newest: String?, before: String?)
     /// The loop turn of the last publish, how many publishes fell in it, and whether it corked the socket (see
     /// `coalesceWrites`).
     var publishTurn: UInt64 = 0

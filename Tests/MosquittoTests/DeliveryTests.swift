@@ -41,22 +41,25 @@ import Testing
         try await withRunningClients([client]) {
             await #expect(throws: MQTTError.self) { try await client.publish(MQTTMessage(topic: "a/+/b", text: "x")) }
             await #expect(throws: MQTTError.self) { try await client.subscribe("a/#/b", qos: .atMostOnce) }
-            // The client remembers the last two topics it validated: each other topic is still checked, the empty
-            // one included, before and after valid ones are published again and again, in turns.
+            // Each is refused with the rule it breaks, before and after valid topics are published again and again,
+            // in turns; a NUL is refused rather than cutting the topic short at it.
             try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
             try await client.publish(MQTTMessage(topic: "a/c", text: "x"))
             try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
-            for invalid in ["", "a/\0b", "#", "a/b/+"] {
-                await #expect(throws: MQTTError.self, "\(invalid)") {
+            let tooLong = String(repeating: "t", count: MQTTTopic.maximumByteCount + 1)
+            for invalid in ["", "a/\0b", "#", "a/b/+", tooLong] {
+                let refusal = try #require(MQTTTopic.problem(in: invalid))
+                let expected = MQTTError.invalidTopic(invalid, reason: refusal.description)
+                await #expect(throws: expected, "\(invalid.prefix(8))") {
                     try await client.publish(MQTTMessage(topic: invalid, text: "x"))
                 }
                 try await client.publish(MQTTMessage(topic: "a/b", text: "x"))
-                await #expect(throws: MQTTError.self, "\(invalid) after a/b") {
+                await #expect(throws: expected, "\(invalid.prefix(8)) after a/b") {
                     try await client.publish(MQTTMessage(topic: invalid, text: "x"))
                 }
                 try await client.publish(MQTTMessage(topic: "a/c", text: "x"))
             }
-            #expect(await client.currentStatistics.messagesPublished == 11)
+            #expect(await client.currentStatistics.messagesPublished == 13)
         }
         await broker.stop()
     }
