@@ -38,12 +38,14 @@ enum AdvertsReceiverKind: String, Sendable {
     /// A C program that publishes every advertisement it receives.
     var publishes: Bool { self == .cPublishing || self == .cBatchPublishing || self == .cRawBatchPublishing }
 
-    /// The C receiver's arguments against the broker at `port`.
+    /// The C receiver's arguments against the broker at `port`; none for Gattway, which is given a configuration
+    /// file instead.
     func arguments(port: Int) -> [String] {
         let batch = ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)"]
         let broker = publishes ? ["127.0.0.1", "\(port)"] : []
         return switch self {
-        case .c, .cPublishing, .gattway: ["hci0"] + broker
+        case .gattway: []
+        case .c, .cPublishing: ["hci0"] + broker
         case .cBatching, .cBatchPublishing: batch + ["hci0"] + broker
         case .cRawBatching, .cRawBatchPublishing: ["-r"] + batch + ["hci0"] + broker
         }
