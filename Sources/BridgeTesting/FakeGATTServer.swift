@@ -16,6 +16,9 @@ package final class FakeGATTServer: GATTServer {
         var notifying: [Int: Bool] = [:]
         var onEvent: (@Sendable (GATTServerEvent) -> Void)?
         var watchEnd: CheckedContinuation<Void, Never>?
+        /// While true, advertisement registrations wait in `heldRegistrations` until the test lets them through.
+        var holdRegistrations = false
+        var heldRegistrations: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -43,7 +46,18 @@ package final class FakeGATTServer: GATTServer {
 
     package func registerApplication(adapter: String) async throws { changing { $0.applicationRegistered = true } }
     package func unregisterApplication(adapter: String) async throws { changing { $0.applicationRegistered = false } }
-    package func registerAdvertisement(adapter: String) async throws { changing { $0.advertisementRegistered = true } }
+    package func registerAdvertisement(adapter: String) async throws {
+        // As bluetoothd's answer takes a round trip, a held registration completes only when the test says so.
+        await withCheckedContinuation { continuation in
+            let held = state.withLock { state -> Bool in
+                guard state.holdRegistrations else { return false }
+                state.heldRegistrations.append(continuation)
+                return true
+            }
+            if held { waiters.changed() } else { continuation.resume() }
+        }
+        changing { $0.advertisementRegistered = true }
+    }
     package func unregisterAdvertisement(adapter: String) async throws {
         changing { $0.advertisementRegistered = false }
     }
@@ -95,6 +109,22 @@ package final class FakeGATTServer: GATTServer {
     }
 
     // MARK: - Playing the stack
+
+    /// From now on advertisement registrations wait (counted by `heldRegistrationCount`) until
+    /// `releaseRegistrations()`.
+    package func holdRegistrations() { state.withLock { $0.holdRegistrations = true } }
+
+    /// Lets every held registration complete, and those to come pass at once.
+    package func releaseRegistrations() {
+        let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.holdRegistrations = false
+            defer { state.heldRegistrations = [] }
+            return state.heldRegistrations
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    package var heldRegistrationCount: Int { state.withLock { $0.heldRegistrations.count } }
 
     package var isApplicationRegistered: Bool { state.withLock { $0.applicationRegistered } }
     package var isAdvertising: Bool { state.withLock { $0.advertisementRegistered } }

@@ -55,6 +55,9 @@ package actor PeripheralBridge: Service {
     var applicationRegistered = false
     var advertisingWanted = true
     var advertisementRegistered = false
+    /// Whether a call of `updateAdvertising` is changing the registration, and the calls that came meanwhile, which
+    /// it answers once it has made the registration what they asked for.
+    var advertisingChange: [CheckedContinuation<Void, Never>]?
     /// Rate limits for reports of refused source values and requests.
     /// When refused input is logged (it is always counted).
     var refusals = RefusalLog()

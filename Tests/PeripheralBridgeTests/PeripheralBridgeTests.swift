@@ -195,6 +195,32 @@ struct PeripheralBridgeTests {
         }
     }
 
+    /// A stop asked for while the advertisement is being registered wins: once bluetoothd answers the registration,
+    /// the advertisement is unregistered again, and the request's answer and the status say it is off.
+    @Test func aStopAskedForWhileTheAdvertisementRegistersLeavesNoAdvertisement() async throws {
+        let harness = try Harness()
+        harness.server.holdRegistrations()
+        try await harness.run {
+            try await harness.server.wait(for: "a registration in flight") { $0.heldRegistrationCount == 1 }
+            try await harness.publish("gw/bridge/request/advertise", #"{"enabled":false,"transaction":"stop"}"#)
+            // The request waits for the registration in flight: nothing answers it before bluetoothd does.
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(harness.broker.published(on: "gw/bridge/response/advertise").isEmpty)
+            harness.server.releaseRegistrations()
+            let answer = try await harness.broker.nextPublished(on: "gw/bridge/response/advertise")
+            #expect(answer.payloadText.contains(#""advertising":false"#), "\(answer.payloadText)")
+            #expect(!harness.server.isAdvertising)
+            harness.clock.advance(by: .seconds(1))
+            let status = try await harness.broker.nextPublished(on: "gw/peripheral/status") {
+                $0.payloadText.contains(#""advertising":false"#)
+            }
+            #expect(status.payloadText.contains(#""registered":true"#))
+            // Asked for again, it comes back.
+            try await harness.publish("gw/bridge/request/advertise", #"{"enabled":true}"#)
+            try await harness.server.wait(for: "advertising again") { $0.isAdvertising }
+        }
+    }
+
     /// bluetoothd going away closes every link; its return registers the application again.
     @Test(arguments: [false, true])
     func aStackRestartClosesLinksAndRegistersAgain(fastPath: Bool) async throws {
