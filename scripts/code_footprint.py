@@ -2,11 +2,14 @@
 """The code a program runs on (nearly) every value, from a callgrind profile made with --dump-instr=yes.
 
     scripts/code_footprint.py PROFILE MINIMUM [FUNCTIONS]
+    scripts/code_footprint.py --calls PROFILE PATTERN
 
 Counts the instruction addresses executed at least MINIMUM times in the profile's window (scripts/callgrind-per-value
 passes 90% of the values in it), and the 64-byte cache lines and 4 KiB pages they fall in, per object file. At a low
 rate every value finds the code cold, so each line it runs is a fetch from memory: the lines, more than the
 instructions, set what a value costs there. With FUNCTIONS, the functions with the most such lines are listed too.
+With --calls it prints how many calls the window made into functions whose name contains PATTERN: the count of values
+when one function runs once per value, for a program that callgrind slows below the rate it was sent values at.
 """
 import collections
 import re
@@ -70,7 +73,26 @@ def executions(path):
     return counts, function_of
 
 
+def calls_into(path, pattern):
+    """Calls made in the profile into functions whose name contains `pattern`."""
+    functions = {}
+    callee = None
+    total = 0
+    with open(path, errors="replace") as profile:
+        for line in profile:
+            if line.startswith("cfn="):
+                callee = resolve(functions, line[4:].rstrip("\n"))
+            elif line.startswith("fn="):
+                resolve(functions, line[3:].rstrip("\n"))
+            elif line.startswith("calls=") and callee is not None and pattern in callee:
+                total += int(line[6:].split()[0])
+    return total
+
+
 def main():
+    if sys.argv[1] == "--calls":
+        print(calls_into(sys.argv[2], sys.argv[3]))
+        return
     path, minimum = sys.argv[1], int(sys.argv[2])
     listed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     counts, function_of = executions(path)
