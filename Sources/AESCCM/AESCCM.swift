@@ -83,6 +83,21 @@ package enum AESCCM {
         guard EVP_CipherInit_ex(context, nil, nil, key, nonce, doEncrypt) == 1 else {
             throw .libraryFailure("EVP_CipherInit_ex(key, nonce)")
         }
+        let output = try update(context, input: input, additionalData: additionalData, encrypting: encrypting)
+        guard encrypting else { return (output, []) }
+        var computedTag = [UInt8](repeating: 0, count: tag.count)
+        let tagRead = computedTag.withUnsafeMutableBytes {
+            EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(tag.count), $0.baseAddress)
+        }
+        guard tagRead == 1 else { throw .libraryFailure("EVP_CTRL_AEAD_GET_TAG") }
+        return (output, computedTag)
+    }
+
+    /// The updates of one CCM operation on a context that has its key and nonce: the total message length, the
+    /// additional data, then the message in a single update, where decryption checks the tag.
+    static func update(
+        _ context: OpaquePointer, input: [UInt8], additionalData: [UInt8], encrypting: Bool
+    ) throws(AESCCMError) -> [UInt8] {
         var written: Int32 = 0
         guard EVP_CipherUpdate(context, nil, &written, nil, Int32(input.count)) == 1 else {
             throw .libraryFailure("EVP_CipherUpdate(length)")
@@ -98,18 +113,11 @@ package enum AESCCM {
             EVP_CipherUpdate(context, buffer.baseAddress, &written, input, Int32(input.count))
         }
         guard status == 1 else {
-            // In CCM decryption this single update is where libcrypto checks the tag.
             if encrypting { throw .libraryFailure("EVP_CipherUpdate(message)") }
             throw .authenticationFailed
         }
         output.removeLast()
-        guard encrypting else { return (output, []) }
-        var computedTag = [UInt8](repeating: 0, count: tag.count)
-        let tagRead = computedTag.withUnsafeMutableBytes {
-            EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(tag.count), $0.baseAddress)
-        }
-        guard tagRead == 1 else { throw .libraryFailure("EVP_CTRL_AEAD_GET_TAG") }
-        return (output, computedTag)
+        return output
     }
 }
 

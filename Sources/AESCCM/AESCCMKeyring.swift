@@ -80,8 +80,7 @@ private final class DecryptionContext {
 
     deinit { EVP_CIPHER_CTX_free(pointer) }
 
-    /// The tag, then the nonce (the key stays), then the total length, the additional data and the message in a
-    /// single update, where libcrypto checks the tag.
+    /// The tag, then the nonce (the key stays), then the updates (`AESCCM.update`).
     func open(ciphertext: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8]) throws(AESCCMError)
         -> [UInt8]
     {
@@ -93,22 +92,6 @@ private final class DecryptionContext {
         guard EVP_CipherInit_ex(pointer, nil, nil, nil, nonce, 0) == 1 else {
             throw .libraryFailure("EVP_CipherInit_ex(nonce)")
         }
-        var written: Int32 = 0
-        guard EVP_CipherUpdate(pointer, nil, &written, nil, Int32(ciphertext.count)) == 1 else {
-            throw .libraryFailure("EVP_CipherUpdate(length)")
-        }
-        if !additionalData.isEmpty {
-            guard EVP_CipherUpdate(pointer, nil, &written, additionalData, Int32(additionalData.count)) == 1 else {
-                throw .libraryFailure("EVP_CipherUpdate(additional data)")
-            }
-        }
-        // One spare byte so an empty message still has a valid output pointer.
-        var output = [UInt8](repeating: 0, count: ciphertext.count + 1)
-        let status = output.withUnsafeMutableBufferPointer { buffer in
-            EVP_CipherUpdate(pointer, buffer.baseAddress, &written, ciphertext, Int32(ciphertext.count))
-        }
-        guard status == 1 else { throw .authenticationFailed }
-        output.removeLast()
-        return output
+        return try AESCCM.update(pointer, input: ciphertext, additionalData: additionalData, encrypting: false)
     }
 }

@@ -4,15 +4,13 @@ import Testing
 /// The keyring keeps a libcrypto context between operations: every answer must still be the one a fresh context
 /// gives, whatever came before it on the same context (other nonces, a failed tag, other lengths, other keys).
 @Suite struct AESCCMKeyringTests {
-    /// A deterministic source of test inputs (SplitMix64), so a failure repeats.
+    /// A deterministic source of test inputs (Knuth's MMIX linear congruential generator, its high bits), so a
+    /// failure repeats.
     struct Inputs {
         var state: UInt64
         mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 24
         }
         mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
         mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
