@@ -38,12 +38,9 @@ extension MosquittoClient {
     private func publishIfCapacity(
         _ message: MQTTMessage, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
-        guard hasCapacity(for: message.qos) else {
-            capacityCallbacks.append(onCapacity)
-            return QueuePublishResult(taken: 0, failed: 0)
-        }
-        do { try publishNow(message) } catch { return QueuePublishResult(taken: 1, failed: 1) }
-        return QueuePublishResult(taken: 1, failed: 0)
+        var result = QueuePublishResult(taken: 0, failed: 0)
+        _ = offer(message, onCapacity: onCapacity, into: &result)
+        return result
     }
 
     private func publishAvailable(
@@ -53,14 +50,23 @@ extension MosquittoClient {
         // libmosquitto writes each publish at once (TCP_NODELAY is on); `publishNow` corks the socket from a turn's
         // third publish on (its first in a burst), so a larger turn's publishes leave together.
         for message in messages {
-            guard hasCapacity(for: message.qos) else {
-                capacityCallbacks.append(onCapacity)
-                return result
-            }
-            do { try publishNow(message) } catch { result.failed += 1 }
-            result.taken += 1
+            guard offer(message, onCapacity: onCapacity, into: &result) else { return result }
         }
         return result
+    }
+
+    /// Publishes `message` when there is capacity for it, counting it in `result` (taken, and failed when
+    /// libmosquitto refused it); without capacity keeps `onCapacity` for when it returns and answers false.
+    private func offer(
+        _ message: MQTTMessage, onCapacity: @escaping @Sendable () -> Void, into result: inout QueuePublishResult
+    ) -> Bool {
+        guard hasCapacity(for: message.qos) else {
+            capacityCallbacks.append(onCapacity)
+            return false
+        }
+        do { try publishNow(message) } catch { result.failed += 1 }
+        result.taken += 1
+        return true
     }
 
     /// From the third publish in one loop turn on, holds the socket's segments back (TCP_CORK) until the turn
