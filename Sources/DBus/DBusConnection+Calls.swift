@@ -71,6 +71,8 @@ extension DBusConnection {
                     },
                     Unmanaged.passRetained(box).toOpaque(),  // released by the free function below
                     { context in Unmanaged<PendingCallBox>.fromOpaque(context!).release() })
+                // The call leaves in this turn (reading what libdbus wrote dispatches nothing).
+                relayPumpFromLibdbus()
             }
         } onCancel: { [weak self] in
             self?.loop.execute { [weak self] in

@@ -52,6 +52,10 @@ extension DBusConnection {
         dbus_connection_add_filter(c, DBusConnection.filterFunction, context, nil)
         // Messages (NameAcquired, early signals) may already be queued from registration.
         scheduleDispatch()
+        if let sockets = relaySockets {
+            relaySockets = nil
+            startRelay(sockets)
+        }
     }
 
     static let filterFunction: DBusHandleMessageFunction = { _, message, context in
@@ -78,8 +82,9 @@ extension DBusConnection {
                 return
             }
         }
+        // Behind the relay, libdbus's socket holds only what the relay gave it, and the pacing is the relay's.
         watches[key]?.setInterest(
-            read: enabled && flags & DBUS_WATCH_READABLE.rawValue != 0 && !pacing.isPaused,
+            read: enabled && flags & DBUS_WATCH_READABLE.rawValue != 0 && (relay != nil || !pacing.isPaused),
             write: enabled && flags & DBUS_WATCH_WRITABLE.rawValue != 0)
     }
 
@@ -89,6 +94,7 @@ extension DBusConnection {
             guard let watch = OpaquePointer(bitPattern: key) else { continue }
             updateWatch(watch)
         }
+        refreshRelayInterest()
     }
 
     private func removeWatch(_ watch: OpaquePointer) {
@@ -100,11 +106,14 @@ extension DBusConnection {
         guard handle != nil, watches[key] != nil, let watch = OpaquePointer(bitPattern: key) else { return }
         // What a pause gathered is read and dispatched in this turn: writers may hold their output back from the
         // first write (the MQTT client corks its socket).
-        if flags == DBUS_WATCH_READABLE.rawValue, pacing.interval != nil, pacing.lastPauseEnd > pacing.lastRead {
+        let paced = relay == nil && pacing.interval != nil
+        if flags == DBUS_WATCH_READABLE.rawValue, paced, pacing.lastPauseEnd > pacing.lastRead {
             loop.expectBurst()
         }
         handleAndDispatch(watch, flags)
-        if flags == DBUS_WATCH_READABLE.rawValue, handle != nil, pacing.interval != nil { readBatch(key, watch) }
+        if flags == DBUS_WATCH_READABLE.rawValue, handle != nil, paced { readBatch(.libdbus(key: key, watch: watch)) }
+        // What libdbus wrote leaves in the same turn.
+        if flags == DBUS_WATCH_WRITABLE.rawValue { relayPumpFromLibdbus() }
     }
 
     /// Reads and dispatches once more from a readable watch, as `handleWatch` does.

@@ -28,6 +28,12 @@ struct ReadPacing {
     var isPaused: Bool { resumeTimer != nil }
 }
 
+/// The socket a paced read drains: libdbus's, read through its watch, or the bus's, read by the relay.
+enum ReadSource {
+    case libdbus(key: UInt, watch: OpaquePointer)
+    case relay
+}
+
 extension DBusConnection {
     /// Paces reading the bus: once a wake-up has drained the socket, messages came less than `interval` apart,
     /// and for `quietPeriod` no call of this connection was waiting for its reply and every message was a signal
@@ -64,14 +70,14 @@ extension DBusConnection {
     /// reads on until the socket is drained, then pauses. libdbus takes about 2 KiB a read: reading on dispatches
     /// the reports gathered during a pause in one turn, so what they publish leaves together (the MQTT client
     /// coalesces the writes of one turn), and the loop does not go round once per 2 KiB.
-    func readBatch(_ key: UInt, _ watch: OpaquePointer) {
+    func readBatch(_ source: ReadSource) {
         guard let interval = pacing.interval, !pacing.isPaused else { return }
         // Each time below was read from the same monotonic clock before `now`.
         let now = MonotonicTime.now()
         let dense = now - max(pacing.lastRead, pacing.lastPauseEnd) < interval
         pacing.lastRead = now
         guard !takeUrgent(now), dense, pendingCalls.isEmpty, now - pacing.lastUrgent >= pacing.quietPeriod,
-            readUntilDrained(key, watch),
+            readUntilDrained(source),
             !takeUrgent(now), pendingCalls.isEmpty
         else { return }
         pacing.resumeTimer = loop.schedule(after: .nanoseconds(Int64(interval))) { [weak self] in
@@ -92,20 +98,31 @@ extension DBusConnection {
         return true
     }
 
-    /// Reads until the socket behind watch `key` holds nothing, at most `maximumReadsPerWake` times in all; false
-    /// when it still holds something (or the connection or the watch has gone).
-    private func readUntilDrained(_ key: UInt, _ watch: OpaquePointer) -> Bool {
-        for _ in 1..<Self.maximumReadsPerWake {
-            guard handle != nil, let fileWatch = watches[key] else { return false }
-            if Self.isDrained(fileWatch.fileDescriptor) { return true }
-            // libdbus disables its read watch while its queue of received messages is full: then it must not read.
-            guard dbus_watch_get_enabled(watch) != 0 else { return false }
-            readAgain(watch)
+    /// Reads until the socket holds nothing, at most `maximumReadsPerWake` times in all; false when it still holds
+    /// something (or the connection or the watch has gone).
+    private func readUntilDrained(_ source: ReadSource) -> Bool {
+        switch source {
+        case .libdbus(let key, let watch):
+            for _ in 1..<Self.maximumReadsPerWake {
+                guard handle != nil, let fileWatch = watches[key] else { return false }
+                if Self.isDrained(fileWatch.fileDescriptor) { return true }
+                // libdbus disables its read watch while its queue of received messages is full: then it must not
+                // read.
+                guard dbus_watch_get_enabled(watch) != 0 else { return false }
+                readAgain(watch)
+            }
+        case .relay:
+            // The relay reads 64 KiB at a time.
+            for _ in 1..<Self.maximumReadsPerWake / 8 {
+                guard handle != nil, let relay else { return false }
+                if Self.isDrained(relay.bus.fileDescriptor) { return true }
+                relayReadOnce()
+            }
         }
         return false
     }
 
-    /// Reads per wake-up at most: 64 reads are about 128 KiB, some 300 reports.
+    /// Reads per wake-up at most: 64 reads by libdbus are about 128 KiB, some 300 reports.
     private static let maximumReadsPerWake = 64
 
     func resumeReading() {
@@ -117,7 +134,7 @@ extension DBusConnection {
 
     /// Whether the socket has nothing left to read now. A socket at its end (or failing) is not drained: libdbus
     /// must read that too.
-    private static func isDrained(_ socket: Int32) -> Bool {
+    static func isDrained(_ socket: Int32) -> Bool {
         var byte: UInt8 = 0
         let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         return peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)

@@ -148,12 +148,16 @@ extension DBusConnection {
             trackedOwners[name]!.owner = (newOwner?.isEmpty ?? true) ? nil : newOwner
             trackedOwners[name]!.changes += 1
         }
+        deliverSignal(DBusSignalMessage(message), &fields)
+    }
+
+    /// Offers a signal to the taps, then to the streams: from libdbus, or read off the wire (see `DBusWireRelay`).
+    func deliverSignal(_ view: DBusSignalMessage, _ fields: inout DBusMessageFields) {
         let owners = trackedOwners
         // The first tap that matches says whether the signal can wait (see `paceReading`); one that no tap
         // matches cannot.
         var matched = false
         if !taps.isEmpty {
-            let view = DBusSignalMessage(message)
             for (_, tap) in taps.entries where tap.matches(&fields, owners: owners) {
                 if !matched {
                     matched = true
@@ -166,7 +170,7 @@ extension DBusConnection {
         var decoded: DBusSignal?
         for (_, subscription) in subscriptions {
             guard subscription.matches(&fields, owners: owners) else { continue }
-            let signal = decoded ?? DBusSignalMessage(message).decoded
+            let signal = decoded ?? view.decoded
             decoded = signal
             if case .dropped = subscription.continuation.yield(signal) {
                 subscription.drops.increment()

@@ -1,6 +1,7 @@
 internal import CDBus
 package import Logging
 package import Polling
+import Glibc
 
 /// One private connection to a message bus, driven on a serial `PollLoop`.
 ///
@@ -40,6 +41,11 @@ package actor DBusConnection: LoopActor {
     /// Incoming calls whose async handler has not answered yet (each message is ref'd until then).
     var awaitingReplies: [UInt64: OpaquePointer] = [:]
     let disconnection = DBusDisconnection()
+    /// The bus's socket read by Gattway itself, libdbus behind it (see `DBusWireRelay`); nil when libdbus reads the
+    /// bus (an address that is no unix socket, or `GATTWAY_DBUS_READER=libdbus`), and once the relay has ended.
+    var relay: DBusWireRelay?
+    /// The relay's sockets between opening and `start()`.
+    var relaySockets: OpenedConnection.RelaySockets?
 
     /// Bounds on what this connection lets pile up; beyond them calls fail with `LimitsExceeded`.
     static let maxAsyncHandlersInFlight = 256
@@ -72,7 +78,11 @@ package actor DBusConnection: LoopActor {
         self.uniqueName = opened.uniqueName
         self.logger = logger
         self.handle = opened.pointer
+        self.relaySockets = opened.relay
     }
+
+    /// Whether Gattway reads this connection's bus socket itself (see `DBusWireRelay`), rather than libdbus.
+    package var readsTheBusItself: Bool { relay != nil }
 
     /// Whether the connection is open and the bus has not gone away.
     package var isConnected: Bool {
@@ -104,6 +114,12 @@ package actor DBusConnection: LoopActor {
         failEverything(DBusError.notConnected("close()"))
         pacing.resumeTimer?.cancel()
         pacing.resumeTimer = nil
+        stopRelay(nil)
+        if let sockets = relaySockets {
+            relaySockets = nil
+            Glibc.close(sockets.bus)
+            Glibc.close(sockets.libdbus)
+        }
         dbus_connection_close(c)
         dbus_connection_unref(c)
         logger.debug("dbus.closed", metadata: ["dbus.unique_name": "\(uniqueName)"])
@@ -155,6 +171,7 @@ package actor DBusConnection: LoopActor {
         guard dbus_connection_send(c, message, nil) != 0 else {
             throw DBusError(name: DBusError.noMemory, message: "\(what): libdbus could not queue the message")
         }
+        relayPumpFromLibdbus()
     }
 }
 
@@ -165,14 +182,56 @@ package actor DBusConnection: LoopActor {
 final class OpenedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
     let uniqueName: String
+    let relay: RelaySockets?
 
-    private init(pointer: OpaquePointer, uniqueName: String) {
+    /// The relay's two sockets (see `DBusWireRelay`) and what the bus sent after Hello's reply.
+    struct RelaySockets {
+        let bus: Int32
+        let libdbus: Int32
+        let leftover: [UInt8]
+    }
+
+    private init(pointer: OpaquePointer, uniqueName: String, relay: RelaySockets? = nil) {
         self.pointer = pointer
         self.uniqueName = uniqueName
+        self.relay = relay
+    }
+
+    /// Whether Gattway reads the bus itself: unless `GATTWAY_DBUS_READER=libdbus` says libdbus is to (to compare the
+    /// two, or should the relay ever misread a bus).
+    static var relayWanted: Bool {
+        guard let reader = getenv("GATTWAY_DBUS_READER") else { return true }
+        return String(cString: reader) != "libdbus"
     }
 
     /// Blocking: opens and registers. Call only on the connection's loop.
     static func open(_ bus: DBusBus) throws(DBusError) -> OpenedConnection {
+        if relayWanted, let address = DBusUnixAddress.of(bus) { return try openRelayed(bus, at: address) }
+        return try openThroughLibdbus(bus)
+    }
+
+    /// Blocking: registers with the bus itself and puts libdbus behind a relay.
+    private static func openRelayed(_ bus: DBusBus, at address: DBusUnixAddress) throws(DBusError) -> OpenedConnection {
+        let description: String
+        switch bus {
+        case .system: description = "the system bus"
+        case .address(let text): description = "the bus at \(text)"
+        }
+        let registered = try DBusWireHandshake.register(at: address, description: description)
+        do {
+            let (connection, libdbusSocket) = try DBusWireHandshake.openLibdbus(
+                for: registered, description: description)
+            return OpenedConnection(
+                pointer: connection, uniqueName: registered.uniqueName,
+                relay: RelaySockets(bus: registered.socket, libdbus: libdbusSocket, leftover: registered.leftover))
+        } catch {
+            close(registered.socket)
+            throw error
+        }
+    }
+
+    /// Blocking: libdbus opens and registers.
+    private static func openThroughLibdbus(_ bus: DBusBus) throws(DBusError) -> OpenedConnection {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }

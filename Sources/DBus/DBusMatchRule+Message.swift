@@ -4,7 +4,8 @@ import Glibc
 /// The header fields of one received message, read from libdbus once for every rule it is matched against (each
 /// read walks the header's field table), and its first argument only when a rule asks for it.
 struct DBusMessageFields {
-    let message: OpaquePointer
+    /// libdbus's message; nil for one read off the wire, whose first string is read with its header.
+    let message: OpaquePointer?
     let sender: UnsafePointer<CChar>?
     let interface: UnsafePointer<CChar>?
     let member: UnsafePointer<CChar>?
@@ -22,6 +23,16 @@ struct DBusMessageFields {
         path = dbus_message_get_path(message)
     }
 
+    /// The fields of a message read off the wire (see `DBusWireRelay`), pointing into its bytes.
+    init(wire header: DBusWireHeader) {
+        message = nil
+        sender = header.sender
+        interface = header.interface
+        member = header.member
+        path = header.path
+        firstString = .some(header.firstString)
+    }
+
     /// Whether the message is the signal `member` of `interface`, compared in place.
     func isSignal(_ interface: UnsafePointer<CChar>, _ member: UnsafePointer<CChar>) -> Bool {
         guard let ownMember = self.member, let ownInterface = self.interface else { return false }
@@ -31,6 +42,7 @@ struct DBusMessageFields {
     /// The first argument when it is a string.
     mutating func firstArgument() -> UnsafePointer<CChar>? {
         if let firstString { return firstString }
+        guard let message else { return nil }
         var iterator = DBusMessageIter()
         var value: UnsafePointer<CChar>?
         if dbus_message_iter_init(message, &iterator) != 0,

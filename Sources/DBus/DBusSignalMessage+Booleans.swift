@@ -8,6 +8,12 @@ extension DBusSignalMessage {
     /// Read in place, for taps that watch one flag (such as a device's `Connected`) among signals that mostly
     /// carry other properties: no argument is decoded, nothing is allocated.
     package func changedBoolean(ofInterface interface: String, property: String) -> Bool? {
+        withLibdbusMessage { Self.changedBoolean(of: $0, ofInterface: interface, property: property) } ?? nil
+    }
+
+    private static func changedBoolean(of pointer: OpaquePointer, ofInterface interface: String, property: String)
+        -> Bool?
+    {
         var arguments = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &arguments) != 0,
             Self.isString(&arguments, equalTo: interface), dbus_message_iter_next(&arguments) != 0,

@@ -25,6 +25,19 @@ extension DBusSignalMessage {
     /// Not generic: across modules a generic result went through its type's value witnesses, unspecialized, on
     /// every report; `body` sets what it makes in the caller's variable.
     package func withBodyInPlace(_ body: (UnsafeRawBufferPointer, _ bigEndian: Bool) -> Void) -> Bool {
+        switch storage {
+        case .libdbus(let pointer):
+            return Self.withBodyInPlace(of: pointer, body)
+        case .wire(_, let header):
+            guard header.hasSignature("sa{sv}as") else { return false }
+            body(header.body, header.bigEndian)
+            return true
+        }
+    }
+
+    private static func withBodyInPlace(
+        of pointer: OpaquePointer, _ body: (UnsafeRawBufferPointer, _ bigEndian: Bool) -> Void
+    ) -> Bool {
         var arguments = DBusMessageIter()
         guard dbus_message_has_signature(pointer, "sa{sv}as") != 0, dbus_message_iter_init(pointer, &arguments) != 0,
             dbus_message_iter_get_arg_type(&arguments) == DBusTypeCode.string
@@ -93,6 +106,15 @@ extension DBusSignalMessage {
     /// Hands `body` the message's bytes as they go over the wire (one copy, freed after `body`); nil when libdbus
     /// cannot allocate it.
     private func withMarshalledBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        switch storage {
+        case .wire(let bytes, _): return body(bytes)
+        case .libdbus(let pointer): return Self.withMarshalledBytes(of: pointer, body)
+        }
+    }
+
+    private static func withMarshalledBytes<Result>(
+        of pointer: OpaquePointer, _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result? {
         var data: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
         guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { return nil }

@@ -7,32 +7,68 @@ import Glibc
 /// Valid only while the tap handler it was given to runs (the message is freed after dispatch): take what you need
 /// out of it, never keep it.
 package struct DBusSignalMessage {
-    let pointer: OpaquePointer
+    enum Storage {
+        /// A message libdbus read (or made).
+        case libdbus(OpaquePointer)
+        /// A whole message as the bus sent it, read by Gattway itself (see `DBusWireRelay`), and its header.
+        case wire(UnsafeRawBufferPointer, DBusWireHeader)
+    }
+
+    let storage: Storage
 
     init(_ pointer: OpaquePointer) {
-        self.pointer = pointer
+        storage = .libdbus(pointer)
+    }
+
+    init(wire bytes: UnsafeRawBufferPointer, header: DBusWireHeader) {
+        storage = .wire(bytes, header)
+    }
+
+    /// Hands `body` libdbus's message: the one it read, or for a message read off the wire, the one libdbus makes of
+    /// its bytes (checked as libdbus checks every message it reads; nil when it declines them). For the reads
+    /// that have no way of their own through the wire format.
+    func withLibdbusMessage<Result>(_ body: (OpaquePointer) -> Result) -> Result? {
+        switch storage {
+        case .libdbus(let pointer):
+            return body(pointer)
+        case .wire(let bytes, _):
+            return Self.demarshalled(bytes) { message in
+                guard case .libdbus(let pointer) = message.storage else { return nil }
+                return body(pointer)
+            } ?? nil
+        }
+    }
+
+    /// The object path the signal was emitted from, as a C string valid while the message is.
+    private var pathCharacters: UnsafePointer<CChar>? {
+        switch storage {
+        case .libdbus(let pointer): dbus_message_get_path(pointer)
+        case .wire(_, let header): header.path
+        }
     }
 
     /// The object path the signal was emitted from.
     package var path: String {
-        dbus_message_get_path(pointer).map { String(cString: $0) } ?? ""
+        pathCharacters.map { String(cString: $0) } ?? ""
     }
 
     /// The object path, as `previous` itself when it is the same path: a signal from the object of the last one
     /// (a device advertising again) then allocates no String.
     package func path(reusing previous: String) -> String {
-        guard let path = dbus_message_get_path(pointer) else { return "" }
+        guard let path = pathCharacters else { return "" }
         return previous.withCString { strcmp($0, path) == 0 } ? previous : String(cString: path)
     }
 
     /// The whole signal decoded, as signal streams see it.
     package var decoded: DBusSignal {
-        DBusSignal(
-            sender: DBusConnection.string(dbus_message_get_sender(pointer)) ?? "",
-            path: DBusConnection.string(dbus_message_get_path(pointer)) ?? "",
-            interface: DBusConnection.string(dbus_message_get_interface(pointer)) ?? "",
-            member: DBusConnection.string(dbus_message_get_member(pointer)) ?? "",
-            arguments: DBusMessageReader.arguments(of: pointer))
+        withLibdbusMessage { pointer in
+            DBusSignal(
+                sender: DBusConnection.string(dbus_message_get_sender(pointer)) ?? "",
+                path: DBusConnection.string(dbus_message_get_path(pointer)) ?? "",
+                interface: DBusConnection.string(dbus_message_get_interface(pointer)) ?? "",
+                member: DBusConnection.string(dbus_message_get_member(pointer)) ?? "",
+                arguments: DBusMessageReader.arguments(of: pointer))
+        } ?? DBusSignal(sender: "", path: "", interface: "", member: "", arguments: [])
     }
 
     /// For `PropertiesChanged(interface, {property: <ay>}, [])`, a change of that one byte-array property and
@@ -41,6 +77,34 @@ package struct DBusSignalMessage {
     ///
     /// One pass over the message with libdbus's iterator, comparing names in place; the bytes are the only copy.
     package func loneByteArrayChange(ofInterface interface: String, property: String) -> [UInt8]? {
+        switch storage {
+        case .libdbus(let pointer): Self.loneByteArrayChange(of: pointer, ofInterface: interface, property: property)
+        case .wire(_, let header): Self.loneByteArrayChange(of: header, ofInterface: interface, property: property)
+        }
+    }
+
+    /// `loneByteArrayChange` read off the wire: the body holds one property, and its value is an `ay`.
+    private static func loneByteArrayChange(
+        of header: DBusWireHeader, ofInterface interface: String, property: String
+    ) -> [UInt8]? {
+        guard header.hasSignature("sa{sv}as") else { return nil }
+        var value: [UInt8]?
+        var count = 0
+        let read = DBusPropertiesChangedBody.visit(body: header.body, bigEndian: header.bigEndian, ofInterface: interface)
+        { name, reader in
+            count += 1
+            guard count == 1, DBusWireCursor.equal(name.bytes, property), let bytes = reader.byteArray() else {
+                return false
+            }
+            value = bytes
+            return true
+        }
+        return read ? value : nil
+    }
+
+    private static func loneByteArrayChange(
+        of pointer: OpaquePointer, ofInterface interface: String, property: String
+    ) -> [UInt8]? {
         // The signature settles the argument types and that nothing follows the invalidated list, so the walk
         // below only checks what it says nothing of: the names, the variant's type, and the counts.
         guard let signature = dbus_message_get_signature(pointer), strcmp(signature, "sa{sv}as") == 0 else {

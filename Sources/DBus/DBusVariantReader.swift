@@ -23,6 +23,13 @@ package struct DBusVariantReader {
         return Int16(bitPattern: raw)
     }
 
+    /// An `ay` value, copied: at most `maxCount` bytes.
+    package mutating func byteArray(maxCount: Int = DBusWireFrame.maxArrayLength) -> [UInt8]? {
+        guard cursor.signature(is: "ay"), let bytes = cursor.byteArray(maxCount: maxCount) else { return nil }
+        consumed = true
+        return Array(bytes)
+    }
+
     /// An `a{qv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each.
     ///
     /// When the value holds exactly the entries of `previous`, `previous` itself is returned: nothing is allocated,
