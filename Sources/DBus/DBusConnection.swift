@@ -1,7 +1,7 @@
 internal import CDBus
+import Glibc
 package import Logging
 package import Polling
-import Glibc
 
 /// One private connection to a message bus, driven on a serial `PollLoop`.
 ///

@@ -122,3 +122,61 @@ extension DBusSignalMessage {
         return body(UnsafeRawBufferPointer(start: data, count: Int(length)))
     }
 }
+
+/// A message's type, serial and the header fields it is matched by, as read from libdbus or off the wire: for
+/// comparing the two readings (tests and fuzzing).
+package struct DBusMessageSummary: Equatable, Sendable {
+    package var type: Int
+    package var serial: UInt32
+    package var sender: String?
+    package var path: String?
+    package var interface: String?
+    package var member: String?
+    package var signature: String
+    package var carriesDescriptors: Bool
+    package var firstString: String?
+}
+
+extension DBusSignalMessage {
+    /// Hands `body` the message as the relay reads it off the wire (see `DBusWireRelay`): nil when `bytes` are not
+    /// exactly one message by its fixed header, or when its header holds anything the relay leaves to libdbus. For
+    /// tests and fuzzing.
+    package static func readOffTheWire<Result>(
+        _ bytes: UnsafeRawBufferPointer, _ body: (DBusSignalMessage) -> Result
+    ) -> Result? {
+        guard case .message(let total) = DBusWireFrame.length(of: bytes), total == bytes.count,
+            let header = DBusWireHeader(message: bytes)
+        else { return nil }
+        return body(DBusSignalMessage(wire: bytes, header: header))
+    }
+
+    /// The length of the message at the start of `bytes` by its fixed header: nil while fewer than 16 bytes are
+    /// there or when they cannot start a message. For tests and fuzzing.
+    package static func wireLength(of bytes: UnsafeRawBufferPointer) -> Int? {
+        guard case .message(let total) = DBusWireFrame.length(of: bytes) else { return nil }
+        return total
+    }
+
+    /// The message's type, serial and header fields.
+    package var summary: DBusMessageSummary {
+        switch storage {
+        case .libdbus(let pointer):
+            var fields = DBusMessageFields(pointer)
+            return DBusMessageSummary(
+                type: Int(dbus_message_get_type(pointer)), serial: dbus_message_get_serial(pointer),
+                sender: DBusConnection.string(fields.sender), path: DBusConnection.string(fields.path),
+                interface: DBusConnection.string(fields.interface), member: DBusConnection.string(fields.member),
+                signature: DBusConnection.string(dbus_message_get_signature(pointer)) ?? "",
+                carriesDescriptors: dbus_message_contains_unix_fds(pointer) != 0,
+                firstString: DBusConnection.string(fields.firstArgument()))
+        case .wire(_, let header):
+            var fields = DBusMessageFields(wire: header)
+            return DBusMessageSummary(
+                type: Int(header.type), serial: header.serial, sender: DBusConnection.string(fields.sender),
+                path: DBusConnection.string(fields.path), interface: DBusConnection.string(fields.interface),
+                member: DBusConnection.string(fields.member),
+                signature: String(decoding: header.signature, as: UTF8.self), carriesDescriptors: header.unixFDs > 0,
+                firstString: DBusConnection.string(fields.firstArgument()))
+        }
+    }
+}

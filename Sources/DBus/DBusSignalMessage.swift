@@ -90,8 +90,9 @@ package struct DBusSignalMessage {
         guard header.hasSignature("sa{sv}as") else { return nil }
         var value: [UInt8]?
         var count = 0
-        let read = DBusPropertiesChangedBody.visit(body: header.body, bigEndian: header.bigEndian, ofInterface: interface)
-        { name, reader in
+        let read = DBusPropertiesChangedBody.visit(
+            body: header.body, bigEndian: header.bigEndian, ofInterface: interface
+        ) { name, reader in
             count += 1
             guard count == 1, DBusWireCursor.equal(name.bytes, property), let bytes = reader.byteArray() else {
                 return false

@@ -63,6 +63,30 @@ struct BlueZAdvertWireTests {
         }
     }
 
+    @Test("read off the wire as the relay reads it, a report's header and properties are libdbus's reading")
+    func readOffTheWireAsLibdbusReads() {
+        for (index, report) in Self.cases.enumerated() {
+            for bigEndian in [false, true] {
+                let bytes = WireMessage.propertiesChanged(report.properties, bigEndian: bigEndian)
+                let wire = bytes.withUnsafeBytes { bytes in
+                    DBusSignalMessage.readOffTheWire(bytes) { ($0.summary, BlueZClient.advertProperties(of: $0)) }
+                }
+                let libdbus = bytes.withUnsafeBytes { bytes in
+                    DBusSignalMessage.demarshalled(bytes) { ($0.summary, BlueZClient.advertProperties(of: $0)) }
+                }
+                #expect(wire?.0 == libdbus?.0, "case \(index), big-endian \(bigEndian)")
+                #expect(wire?.0.signature == "sa{sv}as", "case \(index), big-endian \(bigEndian)")
+                #expect(wire?.1 == report.expected, "case \(index), big-endian \(bigEndian)")
+                #expect(bytes.withUnsafeBytes { DBusSignalMessage.wireLength(of: $0) } == bytes.count)
+                // A cut message is not one message: never read, never a trap.
+                for cut in stride(from: 0, to: bytes.count, by: 3) {
+                    let read = bytes[..<cut].withUnsafeBytes { DBusSignalMessage.readOffTheWire($0) { _ in true } }
+                    #expect(read == nil, "case \(index), cut at \(cut)")
+                }
+            }
+        }
+    }
+
     @Test("the body of libdbus's message is found where libdbus keeps it, in either byte order")
     func bodyFoundInPlace() throws {
         let reports = Self.cases.map { ($0.properties, [String]()) } + [([("RSSI", .int16(-60))], ["TxPower", "Name"])]

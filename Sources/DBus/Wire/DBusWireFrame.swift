@@ -27,7 +27,8 @@ enum DBusWireFrame {
         case UInt8(ascii: "B"): bigEndian = true
         default: return .invalid("byte order mark \(bytes[0])")
         }
-        guard (1...4).contains(bytes[1]) else { return .invalid("message type \(bytes[1])") }
+        // Types other than the four are to be ignored, not refused (libdbus reads them, and so the relay hands them on).
+        guard bytes[1] != 0 else { return .invalid("message type 0") }
         guard bytes[3] == 1 else { return .invalid("protocol version \(bytes[3])") }
         func uint32(at offset: Int) -> Int {
             let raw = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
@@ -82,9 +83,13 @@ struct DBusWireHeader {
         bigEndian = order == UInt8(ascii: "B")
         self.serial = serial
         let outer = cursor.narrow(to: fieldsEnd)
+        // A field given twice makes the message invalid (libdbus refuses it; the bus never sends one).
+        var seen: UInt16 = 0
         while cursor.offset < fieldsEnd {
-            guard cursor.align(8), let code = cursor.byte(), let fieldType = cursor.signature(), fieldType.count == 1
+            guard cursor.align(8), let code = cursor.byte(), let fieldType = cursor.signature(), fieldType.count == 1,
+                code < 16, seen & (1 << code) == 0
             else { return nil }
+            seen |= 1 << code
             switch (code, fieldType[0]) {
             case (1, UInt8(ascii: "o")): path = Self.cString(cursor.string())
             case (2, UInt8(ascii: "s")): interface = Self.cString(cursor.string())

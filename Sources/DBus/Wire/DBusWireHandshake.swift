@@ -146,7 +146,9 @@ private struct BlockingIO {
     mutating func write(_ bytes: [UInt8]) throws(DBusError) {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[sent...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count > 0 {
                 sent += count
             } else if count < 0, errno == EAGAIN || errno == EINTR {
@@ -225,7 +227,8 @@ private struct BlockingIO {
         if dbus_message_get_type(message) == DBusMessageKind.error {
             let name = dbus_message_get_error_name(message).map { String(cString: $0) } ?? DBusError.failed
             throw DBusError(
-                name: name, message: "\(description) refused Hello: \(DBusMessageReader.firstString(of: message) ?? "")")
+                name: name, message: "\(description) refused Hello: \(DBusMessageReader.firstString(of: message) ?? "")"
+            )
         }
         guard let name = DBusMessageReader.firstString(of: message), !name.isEmpty else {
             throw DBusError(name: DBusError.failed, message: "\(description) gave no unique name")
