@@ -16,6 +16,7 @@ static inline int gattway_dbus_iter_array_bytes(DBusMessageIter *iter) {
 #include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -81,6 +82,13 @@ static inline int gattway_unix_peer_pid(int fd) {
     socklen_t size = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) < 0 || size != sizeof(credentials)) return -1;
     return credentials.pid;
+}
+
+/* The bytes waiting to be read from a socket (FIONREAD); -1 with errno set. */
+static inline int gattway_socket_pending(int fd) {
+    int pending = 0;
+    if (ioctl(fd, FIONREAD, &pending) < 0) return -1;
+    return pending;
 }
 
 /* The most descriptors one call passes: the bus allows 16 per message by default, and a read may take several. */

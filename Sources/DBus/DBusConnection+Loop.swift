@@ -112,8 +112,9 @@ extension DBusConnection {
         }
         handleAndDispatch(watch, flags)
         if flags == DBUS_WATCH_READABLE.rawValue, handle != nil, paced { readBatch(.libdbus(key: key, watch: watch)) }
-        // What libdbus wrote leaves in the same turn.
+        // What libdbus wrote leaves in the same turn; what it read while behind lets the relay go on.
         if flags == DBUS_WATCH_WRITABLE.rawValue { relayPumpFromLibdbus() }
+        if flags == DBUS_WATCH_READABLE.rawValue, relay?.libdbusBehind == true { relayCatchUp() }
     }
 
     /// Reads and dispatches once more from a readable watch, as `handleWatch` does.

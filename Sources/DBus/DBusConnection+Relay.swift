@@ -16,7 +16,7 @@ extension DBusConnection {
             let libdbus = try loop.watch(
                 sockets.libdbus,
                 readable: { [weak self] in self?.loopIsolated { $0.relayPumpFromLibdbus() } },
-                writable: { [weak self] in self?.loopIsolated { $0.handOnToLibdbus() } })
+                writable: {})
             Glibc.close(sockets.bus)
             Glibc.close(sockets.libdbus)
             relay = DBusWireRelay(bus: bus, libdbus: libdbus, leftover: sockets.leftover)
@@ -46,6 +46,7 @@ extension DBusConnection {
 
     private func relayBusReadable() {
         guard relay != nil, handle != nil else { return }
+        guard !relay!.libdbusBehind else { return }
         // What a pause gathered is read and dispatched in this turn (see `handleWatch`).
         if pacing.interval != nil, pacing.lastPauseEnd > pacing.lastRead { loop.expectBurst() }
         relayReadOnce()
@@ -111,13 +112,16 @@ extension DBusConnection {
     /// PropertiesChanged's signature carrying no descriptors, whose header is all fields of the kinds the
     /// specification defines. Every message before it is dispatched by libdbus first.
     private func takeInPlace(_ message: UnsafeRawBufferPointer) -> Bool {
-        guard !taps.isEmpty, message[1] == DBusWireHeader.signal, let header = DBusWireHeader(message: message),
+        guard !taps.isEmpty, message[1] == DBusWireHeader.signal, !relay!.libdbusBehind,
+            let header = DBusWireHeader(message: message),
             header.unixFDs == 0, header.hasSignature("sa{sv}as"), header.path != nil, header.interface != nil,
             header.member != nil
         else { return false }
         if !relay!.toLibdbus.isEmpty {
             handOnToLibdbus()
             guard relay != nil, handle != nil else { return true }
+            // libdbus still holds messages from before this one: it goes after them.
+            if relay!.libdbusBehind { return false }
         }
         var fields = DBusMessageFields(wire: header)
         deliverSignal(DBusSignalMessage(wire: message, header: header), &fields)
@@ -125,8 +129,11 @@ extension DBusConnection {
     }
 
     /// Writes what waits for libdbus into its socket and has libdbus read and dispatch all of it, before anything
-    /// after it is taken in place.
+    /// after it is taken in place. When libdbus stops reading, the bus is not read until it has caught up (its own
+    /// read watch brings that: see `relayCatchUp`), which bounds what waits for it.
     func handOnToLibdbus() {
+        guard relay != nil else { return }
+        if relay!.libdbusBehind, !libdbusReadsAll() { return }
         while relay != nil, handle != nil, !relay!.toLibdbus.isEmpty {
             switch relay!.toLibdbus.write(to: relay!.libdbus.fileDescriptor) {
             case .drained, .blocked: break
@@ -134,30 +141,62 @@ extension DBusConnection {
                 stopRelay("writing to libdbus: \(reason)")
                 return
             }
-            guard libdbusReadsAll() else {
-                // libdbus stopped reading (its queue of received messages is full): go on when it reads again.
-                relay?.libdbus.setInterest(read: true, write: true)
-                return
-            }
+            guard libdbusReadsAll() else { return }
         }
-        relay?.libdbus.setInterest(read: true, write: false)
     }
 
-    /// Has libdbus read everything in its socket and dispatch what it read; false when it will not read.
+    /// libdbus read through its own watch while it was behind: hand it the rest, then take in what waited.
+    func relayCatchUp() {
+        handOnToLibdbus()
+        if relay?.libdbusBehind == false { relayTakeInbound() }
+    }
+
+    /// Has libdbus read everything in its socket and dispatch what it read; false when it stops reading with bytes
+    /// left (its queue of received messages full, say): then `libdbusBehind` holds until it has read them, and
+    /// nothing is taken in place meanwhile, so nothing overtakes them.
     private func libdbusReadsAll() -> Bool {
         guard let c = handle else { return false }
         let wasScheduled = dispatchScheduled
         dispatchScheduled = true
         defer { dispatchScheduled = wasScheduled }
-        while handle != nil {
-            guard let watch = libdbusReadWatch() else { return false }
-            if Self.isDrained(dbus_watch_get_unix_fd(watch)) { break }
+        var idleReads = 0
+        while handle != nil, relay != nil, let socket = libdbusSocket() {
+            let pending = gattway_socket_pending(socket)
+            // Nothing left (or the socket failed, which libdbus finds out itself when it next reads).
+            if pending <= 0 {
+                if relay?.libdbusBehind == true {
+                    relay?.libdbusBehind = false
+                    refreshRelayInterest()
+                }
+                return true
+            }
+            // Bytes wait but libdbus does not read now: its read watch brings it back (see `relayCatchUp`).
+            guard let watch = libdbusReadWatch() else { break }
             dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
             // Dispatched as read, in order, before anything else is taken: no cap here, unlike `dispatchAll`, since
             // the relay bounds what one turn reads.
             while handle != nil, dbus_connection_dispatch(c) == DBUS_DISPATCH_DATA_REMAINS {}
+            if gattway_socket_pending(socket) == pending {
+                idleReads += 1
+                if idleReads >= 4 { break }
+            } else {
+                idleReads = 0
+            }
         }
-        return true
+        if relay?.libdbusBehind == false {
+            relay?.libdbusBehind = true
+            refreshRelayInterest()
+        }
+        return false
+    }
+
+    /// libdbus's socket, from any of its watches.
+    private func libdbusSocket() -> Int32? {
+        for key in watches.keys {
+            guard let watch = OpaquePointer(bitPattern: key) else { continue }
+            return dbus_watch_get_unix_fd(watch)
+        }
+        return nil
     }
 
     /// libdbus's watch for reading its socket, when it wants to read.
@@ -206,8 +245,7 @@ extension DBusConnection {
     /// The relay's watches' interests from its state and the pacing.
     func refreshRelayInterest() {
         guard let relay else { return }
-        relay.bus.setInterest(read: !pacing.isPaused, write: !relay.toBus.isEmpty)
-        relay.libdbus.setInterest(
-            read: relay.toBus.count < DBusWireRelay.maxPendingToBus, write: !relay.toLibdbus.isEmpty)
+        relay.bus.setInterest(read: !pacing.isPaused && !relay.libdbusBehind, write: !relay.toBus.isEmpty)
+        relay.libdbus.setInterest(read: relay.toBus.count < DBusWireRelay.maxPendingToBus, write: false)
     }
 }

@@ -28,6 +28,8 @@ struct DBusWireRelay {
     /// Bytes for libdbus, and for the bus, not yet written.
     var toLibdbus = DBusOutgoingBytes()
     var toBus = DBusOutgoingBytes()
+    /// Set while libdbus has not read everything handed to it: nothing is taken in place until it has.
+    var libdbusBehind = false
     /// libdbus's authentication, read up to its BEGIN; nil after it.
     var libdbusAuthentication: [UInt8]? = []
     private var scratch = [UInt8](repeating: 0, count: Self.readSize)
