@@ -46,7 +46,6 @@ extension DBusConnection {
 
     private func relayBusReadable() {
         guard relay != nil, handle != nil else { return }
-        guard !relay!.libdbusBehind else { return }
         // What a pause gathered is read and dispatched in this turn (see `handleWatch`).
         if pacing.interval != nil, pacing.lastPauseEnd > pacing.lastRead { loop.expectBurst() }
         relayReadOnce()
@@ -129,11 +128,12 @@ extension DBusConnection {
     }
 
     /// Writes what waits for libdbus into its socket and has libdbus read and dispatch all of it, before anything
-    /// after it is taken in place. When libdbus stops reading, the bus is not read until it has caught up (its own
-    /// read watch brings that: see `relayCatchUp`), which bounds what waits for it.
+    /// after it is taken in place. While libdbus has not read everything it was handed (`libdbusBehind`), every
+    /// message goes to it, none is taken in place, so that none overtakes; what waits for it is bounded
+    /// (`maxPendingToLibdbus`: beyond it the bus is not read).
     func handOnToLibdbus() {
         guard relay != nil else { return }
-        if relay!.libdbusBehind, !libdbusReadsAll() { return }
+        if relay!.libdbusBehind { _ = libdbusReadsAll() }
         while relay != nil, handle != nil, !relay!.toLibdbus.isEmpty {
             switch relay!.toLibdbus.write(to: relay!.libdbus.fileDescriptor) {
             case .drained, .blocked: break
@@ -141,8 +141,9 @@ extension DBusConnection {
                 stopRelay("writing to libdbus: \(reason)")
                 return
             }
-            guard libdbusReadsAll() else { return }
+            guard libdbusReadsAll() else { break }
         }
+        refreshRelayInterest()
     }
 
     /// libdbus read through its own watch while it was behind: hand it the rest, then take in what waited.
@@ -164,13 +165,11 @@ extension DBusConnection {
             let pending = gattway_socket_pending(socket)
             // Nothing left (or the socket failed, which libdbus finds out itself when it next reads).
             if pending <= 0 {
-                if relay?.libdbusBehind == true {
-                    relay?.libdbusBehind = false
-                    refreshRelayInterest()
-                }
+                relay?.libdbusBehind = false
                 return true
             }
-            // Bytes wait but libdbus does not read now: its read watch brings it back (see `relayCatchUp`).
+            // Bytes wait but libdbus does not read now: its read watch, or the next message, brings it back (see
+            // `relayCatchUp`).
             guard let watch = libdbusReadWatch() else { break }
             dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
             // Dispatched as read, in order, before anything else is taken: no cap here, unlike `dispatchAll`, since
@@ -183,10 +182,7 @@ extension DBusConnection {
                 idleReads = 0
             }
         }
-        if relay?.libdbusBehind == false {
-            relay?.libdbusBehind = true
-            refreshRelayInterest()
-        }
+        relay?.libdbusBehind = true
         return false
     }
 
@@ -245,7 +241,9 @@ extension DBusConnection {
     /// The relay's watches' interests from its state and the pacing.
     func refreshRelayInterest() {
         guard let relay else { return }
-        relay.bus.setInterest(read: !pacing.isPaused && !relay.libdbusBehind, write: !relay.toBus.isEmpty)
+        relay.bus.setInterest(
+            read: !pacing.isPaused && relay.toLibdbus.count < DBusWireRelay.maxPendingToLibdbus,
+            write: !relay.toBus.isEmpty)
         relay.libdbus.setInterest(read: relay.toBus.count < DBusWireRelay.maxPendingToBus, write: false)
     }
 }

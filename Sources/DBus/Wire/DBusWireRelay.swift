@@ -28,7 +28,8 @@ struct DBusWireRelay {
     /// Bytes for libdbus, and for the bus, not yet written.
     var toLibdbus = DBusOutgoingBytes()
     var toBus = DBusOutgoingBytes()
-    /// Set while libdbus has not read everything handed to it: nothing is taken in place until it has.
+    /// Set while libdbus has not read everything handed to it: nothing is taken in place until it has, so that
+    /// nothing overtakes what it holds.
     var libdbusBehind = false
     /// libdbus's authentication, read up to its BEGIN; nil after it.
     var libdbusAuthentication: [UInt8]? = []
@@ -39,6 +40,8 @@ struct DBusWireRelay {
     /// What may wait to be written to the bus before libdbus's side is no longer read (its own bound, on its
     /// queue, then refuses more: `DBusConnection.maxOutgoingBytes`).
     static let maxPendingToBus = 16 * 1024 * 1024
+    /// What may wait for libdbus to read before the bus is no longer read.
+    static let maxPendingToLibdbus = 16 * 1024 * 1024
 
     init(bus: FileWatch, libdbus: FileWatch, leftover: [UInt8]) {
         self.bus = bus
