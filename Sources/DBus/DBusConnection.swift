@@ -58,13 +58,16 @@ package actor DBusConnection: LoopActor {
     /// `loop`: the loop to run on, when the connection is to share it with another client (the MQTT client that
     /// publishes what this connection receives, so that a signal is read and published in one turn of one
     /// thread); nil for a loop of its own. Whatever else runs on a shared loop holds up this connection.
+    ///
+    /// `reader`: who reads the bus's socket (see `DBusReader`).
     package static func connect(
-        to bus: DBusBus, name: String = "dbus", loop: PollLoop? = nil, logger: Logger
+        to bus: DBusBus, name: String = "dbus", loop: PollLoop? = nil, reader: DBusReader = .fromEnvironment,
+        logger: Logger
     ) async throws -> DBusConnection {
         let loop = try loop ?? PollLoop.forConnection(name)
         let opened: OpenedConnection = try await withCheckedThrowingContinuation { continuation in
             loop.execute {
-                continuation.resume(with: Result { () throws(DBusError) in try OpenedConnection.open(bus) })
+                continuation.resume(with: Result { () throws(DBusError) in try OpenedConnection.open(bus, reader: reader) })
             }
         }
         let connection = DBusConnection(loop: loop, opened: opened, logger: logger)
@@ -197,16 +200,9 @@ final class OpenedConnection: @unchecked Sendable {
         self.relay = relay
     }
 
-    /// Whether Gattway reads the bus itself: unless `GATTWAY_DBUS_READER=libdbus` says libdbus is to (to compare the
-    /// two, or should the relay ever misread a bus).
-    static var relayWanted: Bool {
-        guard let reader = getenv("GATTWAY_DBUS_READER") else { return true }
-        return String(cString: reader) != "libdbus"
-    }
-
     /// Blocking: opens and registers. Call only on the connection's loop.
-    static func open(_ bus: DBusBus) throws(DBusError) -> OpenedConnection {
-        if relayWanted, let address = DBusUnixAddress.of(bus) { return try openRelayed(bus, at: address) }
+    static func open(_ bus: DBusBus, reader: DBusReader) throws(DBusError) -> OpenedConnection {
+        if reader == .gattway, let address = DBusUnixAddress.of(bus) { return try openRelayed(bus, at: address) }
         return try openThroughLibdbus(bus)
     }
 

@@ -71,8 +71,13 @@ struct RunCommand: AsyncParsableCommand {
             // turn of one thread, instead of waking a second thread to publish. The price: while the client
             // connects to the broker (a blocking name lookup and TCP connect) D-Bus messages wait in the socket;
             // none is lost.
+            //
+            // Gattway reads the bus itself (libdbus behind a relay) unless the local peripheral is on: its
+            // notifications are signals it sends, and through the relay each would take two system calls more.
             bus = try await DBusConnection.connect(
-                to: .system, name: "bluez", loop: mqtt.publishLoop, logger: Logger(label: "gattway.dbus"))
+                to: .system, name: "bluez", loop: mqtt.publishLoop,
+                reader: configuration.peripheral == nil ? .fromEnvironment : .libdbus,
+                logger: Logger(label: "gattway.dbus"))
         } catch {
             printError(
                 "gattway: cannot connect to the system bus (is dbus running? DBUS_SYSTEM_BUS_ADDRESS=\(ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unset")): \(error)"

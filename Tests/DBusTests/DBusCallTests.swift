@@ -5,9 +5,9 @@ import Testing
 
 @Suite("D-Bus method calls", .timeLimit(.minutes(5)))
 struct DBusCallTests {
-    @Test("error names and messages thrown by a handler reach the caller unchanged")
-    func errorsRoundTrip() async throws {
-        try await DBusTestBus.with { world in
+    @Test("error names and messages thrown by a handler reach the caller unchanged", arguments: DBusReader.allCases)
+    func errorsRoundTrip(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let busy = DBusMethod(
                 name: "Busy",
                 handler: .sync { _ in
@@ -39,9 +39,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("a call nobody answers fails with NoReply once its timeout passes")
-    func timeoutGivesNoReply() async throws {
-        try await DBusTestBus.with { world in
+    @Test("a call nobody answers fails with NoReply once its timeout passes", arguments: DBusReader.allCases)
+    func timeoutGivesNoReply(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
             let silent = DBusMethod(
                 name: "Silent",
@@ -61,9 +61,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("a slow async handler does not hold up other calls")
-    func asyncHandlersRunConcurrently() async throws {
-        try await DBusTestBus.with { world in
+    @Test("a slow async handler does not hold up other calls", arguments: DBusReader.allCases)
+    func asyncHandlersRunConcurrently(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
             let slow = DBusMethod(
                 name: "Slow",
@@ -85,9 +85,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("cancelling the calling task cancels the call")
-    func cancellationStopsTheCall() async throws {
-        try await DBusTestBus.with { world in
+    @Test("cancelling the calling task cancels the call", arguments: DBusReader.allCases)
+    func cancellationStopsTheCall(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
             let (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
             let silent = DBusMethod(
@@ -107,9 +107,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("unix file descriptors pass both ways and carry data")
-    func fileDescriptorsPassBothWays() async throws {
-        try await DBusTestBus.with { world in
+    @Test("unix file descriptors pass both ways and carry data", arguments: DBusReader.allCases)
+    func fileDescriptorsPassBothWays(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             // Server reads what the client's pipe holds; and returns a pipe of its own with data in it.
             let readPipe = DBusMethod(
                 name: "ReadPipe",
@@ -143,9 +143,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("the bus daemon is a real external object we call")
-    func callsTheBusDaemon() async throws {
-        try await DBusTestBus.with { world in
+    @Test("the bus daemon is a real external object we call", arguments: DBusReader.allCases)
+    func callsTheBusDaemon(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let names = try await world.client.call(
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 method: "ListNames")
@@ -157,9 +157,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("dbus-send and busctl, real external clients, call an object we export")
-    func externalClientsCallUs() async throws {
-        try await DBusTestBus.with { world in
+    @Test("dbus-send and busctl, real external clients, call an object we export", arguments: DBusReader.allCases)
+    func externalClientsCallUs(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let greet = DBusMethod(
                 name: "Greet", inputs: [DBusArgument("who", "s")], outputs: [DBusArgument("greeting", "s")],
                 handler: .sync { call in [.string("hello " + (call.arguments.first?.string ?? "?"))] })
@@ -182,9 +182,9 @@ struct DBusCallTests {
         }
     }
 
-    @Test("closing the bus ends the connection and is noticed")
-    func busGoingAwayIsNoticed() async throws {
-        try await DBusTestBus.with { world in
+    @Test("closing the bus ends the connection and is noticed", arguments: DBusReader.allCases)
+    func busGoingAwayIsNoticed(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             #expect(await world.client.isConnected)
             await world.bus.stop()
             await world.client.waitUntilDisconnected()

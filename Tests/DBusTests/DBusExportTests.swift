@@ -36,9 +36,9 @@ struct DBusExportTests {
         try await world.call(method, arguments, path: path, interface: "org.freedesktop.DBus.Properties")
     }
 
-    @Test("Get, GetAll and Set follow the declarations, with the standard error names")
-    func propertiesInterface() async throws {
-        try await DBusTestBus.with { world in
+    @Test("Get, GetAll and Set follow the declarations, with the standard error names", arguments: DBusReader.allCases)
+    func propertiesInterface(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let secret = SecretBox()
             try await world.server.export(
                 path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: secret)])
@@ -80,9 +80,9 @@ struct DBusExportTests {
         }
     }
 
-    @Test("GetManagedObjects returns every object below the root with every interface's properties")
-    func managedObjects() async throws {
-        try await DBusTestBus.with { world in
+    @Test("GetManagedObjects returns every object below the root with every interface's properties", arguments: DBusReader.allCases)
+    func managedObjects(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             try await world.server.addObjectManager(at: "/app")
             try await world.server.export(
                 path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])
@@ -110,9 +110,9 @@ struct DBusExportTests {
         }
     }
 
-    @Test("dbus-monitor sees InterfacesAdded, PropertiesChanged and InterfacesRemoved")
-    func externalMonitorSeesSignals() async throws {
-        try await DBusTestBus.with { world in
+    @Test("dbus-monitor sees InterfacesAdded, PropertiesChanged and InterfacesRemoved", arguments: DBusReader.allCases)
+    func externalMonitorSeesSignals(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let monitor = try ChildProcess(
                 "dbus-monitor", ["--address", world.bus.address, "type='signal',sender='\(world.server.uniqueName)'"])
             // dbus-monitor prints NameLost once it has become a monitor; only then is it certain to see ours.
@@ -139,9 +139,9 @@ struct DBusExportTests {
         }
     }
 
-    @Test("busctl introspect parses our XML, including child nodes and property types")
-    func introspectionIsReadableByBusctl() async throws {
-        try await DBusTestBus.with { world in
+    @Test("busctl introspect parses our XML, including child nodes and property types", arguments: DBusReader.allCases)
+    func introspectionIsReadableByBusctl(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             try await world.server.addObjectManager(at: "/app")
             try await world.server.export(
                 path: "/app/service0/char0", interfaces: [Self.characteristicInterface(secret: SecretBox())])

@@ -66,9 +66,9 @@ struct DBusReadPacingTests {
         return number - start
     }
 
-    @Test("signals a deferring tap matches are read in paced batches, every one delivered in order")
-    func deferrableSignalsArePaced() async throws {
-        try await DBusTestBus.with { world in
+    @Test("signals a deferring tap matches are read in paced batches, every one delivered in order", arguments: DBusReader.allCases)
+    func deferrableSignalsArePaced(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             await world.client.paceReading(every: .milliseconds(20))
             let ticks = try await Self.tapTicks(world, defersReading: true)
             try await Self.tickAndCollect(world, 200, every: .milliseconds(2), from: ticks)
@@ -76,9 +76,9 @@ struct DBusReadPacingTests {
         }
     }
 
-    @Test("signals no deferring tap matches first keep reading prompt: it never pauses")
-    func otherSignalsAreNotPaced() async throws {
-        try await DBusTestBus.with { world in
+    @Test("signals no deferring tap matches first keep reading prompt: it never pauses", arguments: DBusReader.allCases)
+    func otherSignalsAreNotPaced(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             await world.client.paceReading(every: .milliseconds(20))
             let ticks = try await Self.tapTicks(world, defersReading: false)
             try await Self.tickAndCollect(world, 200, every: .milliseconds(2), from: ticks)
@@ -86,9 +86,9 @@ struct DBusReadPacingTests {
         }
     }
 
-    @Test("signals further apart than a pause lasts are read as they come: a pause would gather nothing")
-    func sparseSignalsAreNotPaced() async throws {
-        try await DBusTestBus.with { world in
+    @Test("signals further apart than a pause lasts are read as they come: a pause would gather nothing", arguments: DBusReader.allCases)
+    func sparseSignalsAreNotPaced(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             await world.client.paceReading(every: .milliseconds(5))
             let ticks = try await Self.tapTicks(world, defersReading: true)
             try await Self.tickAndCollect(world, 12, every: .milliseconds(60), from: ticks)
@@ -96,18 +96,18 @@ struct DBusReadPacingTests {
         }
     }
 
-    @Test("without pacing, reading never pauses")
-    func unpacedConnectionNeverPauses() async throws {
-        try await DBusTestBus.with { world in
+    @Test("without pacing, reading never pauses", arguments: DBusReader.allCases)
+    func unpacedConnectionNeverPauses(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let ticks = try await Self.tapTicks(world, defersReading: true)
             try await Self.tickAndCollect(world, 100, every: .milliseconds(5), from: ticks)
             #expect(world.client.readPauseCount == 0)
         }
     }
 
-    @Test("a call made while reading is paused gets its reply, and the signals held back arrive with it")
-    func callEndsThePause() async throws {
-        try await DBusTestBus.with { world in
+    @Test("a call made while reading is paused gets its reply, and the signals held back arrive with it", arguments: DBusReader.allCases)
+    func callEndsThePause(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             try await world.server.export(
                 path: "/org/gattway/Test", interfaces: [DBusInterface(name: Self.interface, methods: [echoMethod])])
             // Far longer than the call's timeout: only the call itself can end this pause in time.
@@ -176,9 +176,9 @@ struct DBusReadPacingTests {
         let burst: Bool
     }
 
-    @Test("turning pacing off ends a pause at once")
-    func turningPacingOffResumes() async throws {
-        try await DBusTestBus.with { world in
+    @Test("turning pacing off ends a pause at once", arguments: DBusReader.allCases)
+    func turningPacingOffResumes(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             await world.client.paceReading(every: .seconds(60))
             let ticks = try await Self.tapTicks(world, defersReading: true)
             let emitted = try await Self.tickUntilPaused(world)

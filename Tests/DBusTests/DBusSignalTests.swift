@@ -16,9 +16,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("path_namespace and arg0 rules deliver only what they match, to every matching stream")
-    func rulesFilterAndFanOut() async throws {
-        try await DBusTestBus.with { world in
+    @Test("path_namespace and arg0 rules deliver only what they match, to every matching stream", arguments: DBusReader.allCases)
+    func rulesFilterAndFanOut(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let sender = world.server.uniqueName
             let namespace = try await world.client.signals(
                 matching: DBusMatchRule(sender: sender, interface: "org.gattway.Test", pathNamespace: "/a"))
@@ -47,9 +47,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("a well-known sender name matches the signals of its owner")
-    func wellKnownSenderMatchesOwner() async throws {
-        try await DBusTestBus.with { world in
+    @Test("a well-known sender name matches the signals of its owner", arguments: DBusReader.allCases)
+    func wellKnownSenderMatchesOwner(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             #expect(try await world.server.requestName("org.gattway.Emitter") == .primaryOwner)
             let stream = try await world.client.signals(
                 matching: DBusMatchRule(sender: "org.gattway.Emitter", interface: "org.gattway.Test"))
@@ -60,9 +60,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("a full buffer drops signals and counts every drop")
-    func overflowIsCounted() async throws {
-        try await DBusTestBus.with { world in
+    @Test("a full buffer drops signals and counts every drop", arguments: DBusReader.allCases)
+    func overflowIsCounted(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test")
             let small = try await world.client.signals(matching: rule, buffering: .dropOldest(limit: 4))
             let large = try await world.client.signals(matching: rule, buffering: .dropNewest(limit: 1000))
@@ -81,9 +81,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("NameOwnerChanged reports a name's owner arriving and leaving when its connection closes")
-    func nameOwnerChangesAreSeen() async throws {
-        try await DBusTestBus.with { world in
+    @Test("NameOwnerChanged reports a name's owner arriving and leaving when its connection closes", arguments: DBusReader.allCases)
+    func nameOwnerChangesAreSeen(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let changes = try await world.client.nameOwnerChanges(of: "org.gattway.Owner")
             let owner = try await DBusConnection.connect(
                 to: .address(world.bus.address), name: "owner", logger: DBusTestBus.logger)
@@ -108,9 +108,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("a stream ends when its connection closes")
-    func streamsEndOnClose() async throws {
-        try await DBusTestBus.with { world in
+    @Test("a stream ends when its connection closes", arguments: DBusReader.allCases)
+    func streamsEndOnClose(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
             let stream = try await world.client.signals(matching: DBusMatchRule(interface: "org.gattway.Test"))
             await world.client.close()
             var count = 0

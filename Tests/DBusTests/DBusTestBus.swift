@@ -1,6 +1,7 @@
 import DBus
 import Logging
 import TestWorld
+import Testing
 
 /// A private bus with two connections: `server` exports, `client` calls.
 struct DBusTestBus {
@@ -15,10 +16,15 @@ struct DBusTestBus {
     }()
 
     /// Runs `body` against a fresh private bus; the connections and the daemon are closed afterwards.
-    static func with(_ body: (DBusTestBus) async throws -> Void) async throws {
+    ///
+    /// `reader`: who reads both connections' sockets (Gattway, the default, or libdbus).
+    static func with(reader: DBusReader = .gattway, _ body: (DBusTestBus) async throws -> Void) async throws {
         try await withPrivateBus { bus in
-            let server = try await DBusConnection.connect(to: .address(bus.address), name: "server", logger: logger)
-            let client = try await DBusConnection.connect(to: .address(bus.address), name: "client", logger: logger)
+            let server = try await DBusConnection.connect(
+                to: .address(bus.address), name: "server", reader: reader, logger: logger)
+            let client = try await DBusConnection.connect(
+                to: .address(bus.address), name: "client", reader: reader, logger: logger)
+            #expect(await client.readsTheBusItself == (reader == .gattway))
             do {
                 try await body(DBusTestBus(bus: bus, server: server, client: client))
             } catch {
