@@ -94,31 +94,44 @@ static inline int gattway_socket_pending(int fd) {
 /* The most descriptors one call passes: the bus allows 16 per message by default, and a read may take several. */
 #define GATTWAY_MAX_PASSED_FDS 64
 
+/* Room for the most descriptors one call passes, aligned as control messages must be. */
+typedef union {
+    char buffer[CMSG_SPACE(sizeof(int) * GATTWAY_MAX_PASSED_FDS)];
+    struct cmsghdr align;
+} gattway_passed_fds;
+
+/* A message of one buffer, to or from the socket's peer, with all of `control` for descriptors. */
+static inline struct msghdr gattway_message(struct iovec *vector, gattway_passed_fds *control) {
+    struct msghdr message;
+    memset(&message, 0, sizeof(message));
+    message.msg_iov = vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control->buffer;
+    message.msg_controllen = sizeof(control->buffer);
+    return message;
+}
+
 /* Sends up to `length` bytes without blocking, with `count` descriptors attached (count 0: none); the bytes sent,
  * or -1 with errno set. */
 static inline ssize_t gattway_send_with_fds(int fd, const void *bytes, size_t length, const int *fds, int count) {
     struct iovec vector = { (void *)bytes, length };
-    struct msghdr message;
-    memset(&message, 0, sizeof(message));
-    message.msg_iov = &vector;
-    message.msg_iovlen = 1;
-    union {
-        char buffer[CMSG_SPACE(sizeof(int) * GATTWAY_MAX_PASSED_FDS)];
-        struct cmsghdr align;
-    } control;
+    gattway_passed_fds control;
+    struct msghdr message = gattway_message(&vector, &control);
+    if (count > GATTWAY_MAX_PASSED_FDS) {
+        errno = EINVAL;
+        return -1;
+    }
     if (count > 0) {
-        if (count > GATTWAY_MAX_PASSED_FDS) {
-            errno = EINVAL;
-            return -1;
-        }
         memset(&control, 0, sizeof(control));
-        message.msg_control = control.buffer;
         message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)count);
         struct cmsghdr *header = CMSG_FIRSTHDR(&message);
         header->cmsg_level = SOL_SOCKET;
         header->cmsg_type = SCM_RIGHTS;
         header->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)count);
         memcpy(CMSG_DATA(header), fds, sizeof(int) * (size_t)count);
+    } else {
+        message.msg_control = NULL;
+        message.msg_controllen = 0;
     }
     return sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
@@ -129,16 +142,8 @@ static inline ssize_t gattway_send_with_fds(int fd, const void *bytes, size_t le
 static inline ssize_t gattway_receive_with_fds(int fd, void *bytes, size_t length, int *fds, int *count,
                                                int *truncated) {
     struct iovec vector = { bytes, length };
-    struct msghdr message;
-    memset(&message, 0, sizeof(message));
-    message.msg_iov = &vector;
-    message.msg_iovlen = 1;
-    union {
-        char buffer[CMSG_SPACE(sizeof(int) * GATTWAY_MAX_PASSED_FDS)];
-        struct cmsghdr align;
-    } control;
-    message.msg_control = control.buffer;
-    message.msg_controllen = sizeof(control.buffer);
+    gattway_passed_fds control;
+    struct msghdr message = gattway_message(&vector, &control);
     *count = 0;
     *truncated = 0;
     ssize_t received = recvmsg(fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
