@@ -67,7 +67,8 @@ package actor DBusConnection: LoopActor {
         let loop = try loop ?? PollLoop.forConnection(name)
         let opened: OpenedConnection = try await withCheckedThrowingContinuation { continuation in
             loop.execute {
-                continuation.resume(with: Result { () throws(DBusError) in try OpenedConnection.open(bus, reader: reader) })
+                continuation.resume(
+                    with: Result { () throws(DBusError) in try OpenedConnection.open(bus, reader: reader) })
             }
         }
         let connection = DBusConnection(loop: loop, opened: opened, logger: logger)

@@ -80,7 +80,9 @@ struct DBusExportTests {
         }
     }
 
-    @Test("GetManagedObjects returns every object below the root with every interface's properties", arguments: DBusReader.allCases)
+    @Test(
+        "GetManagedObjects returns every object below the root with every interface's properties",
+        arguments: DBusReader.allCases)
     func managedObjects(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             try await world.server.addObjectManager(at: "/app")

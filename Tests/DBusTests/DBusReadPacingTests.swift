@@ -66,7 +66,9 @@ struct DBusReadPacingTests {
         return number - start
     }
 
-    @Test("signals a deferring tap matches are read in paced batches, every one delivered in order", arguments: DBusReader.allCases)
+    @Test(
+        "signals a deferring tap matches are read in paced batches, every one delivered in order",
+        arguments: DBusReader.allCases)
     func deferrableSignalsArePaced(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             await world.client.paceReading(every: .milliseconds(20))
@@ -86,7 +88,9 @@ struct DBusReadPacingTests {
         }
     }
 
-    @Test("signals further apart than a pause lasts are read as they come: a pause would gather nothing", arguments: DBusReader.allCases)
+    @Test(
+        "signals further apart than a pause lasts are read as they come: a pause would gather nothing",
+        arguments: DBusReader.allCases)
     func sparseSignalsAreNotPaced(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             await world.client.paceReading(every: .milliseconds(5))
@@ -105,7 +109,9 @@ struct DBusReadPacingTests {
         }
     }
 
-    @Test("a call made while reading is paused gets its reply, and the signals held back arrive with it", arguments: DBusReader.allCases)
+    @Test(
+        "a call made while reading is paused gets its reply, and the signals held back arrive with it",
+        arguments: DBusReader.allCases)
     func callEndsThePause(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             try await world.server.export(

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("D-Bus signal taps", .timeLimit(.minutes(5)))
 struct DBusSignalTapTests {
-    @Test("a tap sees matching signals first; what it takes no stream gets, what it declines streams get", arguments: DBusReader.allCases)
+    @Test(
+        "a tap sees matching signals first; what it takes no stream gets, what it declines streams get",
+        arguments: DBusReader.allCases)
     func tapTakesOrDeclines(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test")
@@ -35,7 +37,8 @@ struct DBusSignalTapTests {
         }
     }
 
-    @Test("a tap's rule filters like a stream's: other interfaces and members pass it by", arguments: DBusReader.allCases)
+    @Test(
+        "a tap's rule filters like a stream's: other interfaces and members pass it by", arguments: DBusReader.allCases)
     func tapRuleFilters(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             let everything = try await world.client.signals(
@@ -55,7 +58,9 @@ struct DBusSignalTapTests {
         }
     }
 
-    @Test("taps are offered a signal in registration order, up to the one that takes it, also after a removal", arguments: DBusReader.allCases)
+    @Test(
+        "taps are offered a signal in registration order, up to the one that takes it, also after a removal",
+        arguments: DBusReader.allCases)
     func tapsAreOfferedInRegistrationOrder(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             let rule = DBusMatchRule(sender: world.server.uniqueName, interface: "org.gattway.Test", arg0: "go")

@@ -16,7 +16,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("path_namespace and arg0 rules deliver only what they match, to every matching stream", arguments: DBusReader.allCases)
+    @Test(
+        "path_namespace and arg0 rules deliver only what they match, to every matching stream",
+        arguments: DBusReader.allCases)
     func rulesFilterAndFanOut(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             let sender = world.server.uniqueName
@@ -81,7 +83,9 @@ struct DBusSignalTests {
         }
     }
 
-    @Test("NameOwnerChanged reports a name's owner arriving and leaving when its connection closes", arguments: DBusReader.allCases)
+    @Test(
+        "NameOwnerChanged reports a name's owner arriving and leaving when its connection closes",
+        arguments: DBusReader.allCases)
     func nameOwnerChangesAreSeen(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
             let changes = try await world.client.nameOwnerChanges(of: "org.gattway.Owner")
