@@ -42,7 +42,7 @@ package actor DBusConnection: LoopActor {
     var awaitingReplies: [UInt64: OpaquePointer] = [:]
     let disconnection = DBusDisconnection()
     /// The bus's socket read by Gattway itself, libdbus behind it (see `DBusWireRelay`); nil when libdbus reads the
-    /// bus (an address that is no unix socket, or `GATTWAY_DBUS_READER=libdbus`), and once the relay has ended.
+    /// bus (an address that is no unix socket, or `DBusReader.libdbus` asked for), and once the relay has ended.
     var relay: DBusWireRelay?
     /// The relay's sockets between opening and `start()`.
     var relaySockets: OpenedConnection.RelaySockets?
