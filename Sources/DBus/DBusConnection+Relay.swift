@@ -69,9 +69,8 @@ extension DBusConnection {
         guard relay != nil else { return }
         // Taken out while the taps run: they may send, which changes the relay's other buffers.
         var bytes = relay!.inbound
-        var start = relay!.inboundStart
+        var start = 0
         relay!.inbound = []
-        relay!.inboundStart = 0
         var failure: String?
         bytes.withUnsafeBytes { all in
             while relay != nil, handle != nil {
@@ -95,11 +94,14 @@ extension DBusConnection {
             }
         }
         guard relay != nil else { return }
-        // Whatever came meanwhile (nothing reads the bus while the taps run) stays behind what was taken.
-        if start < bytes.count {
+        // Nothing reads the bus while the taps run: what is left is the start of the next message. The buffer is
+        // kept for the next read unless a large message grew it.
+        if start == bytes.count {
+            bytes.removeAll(keepingCapacity: bytes.capacity <= 4 * DBusWireRelay.readSize)
+        } else {
             bytes.removeFirst(start)
-            relay!.inbound = bytes + relay!.inbound
         }
+        relay!.inbound = bytes
         if let failure {
             stopRelay(failure)
             return

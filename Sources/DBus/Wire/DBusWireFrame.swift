@@ -52,10 +52,7 @@ enum DBusWireFrame {
 /// but the fields the specification defines, each of its defined type; anything else is nil, and the relay hands
 /// such a message to libdbus, which reads every kind.
 struct DBusWireHeader {
-    static let methodCall: UInt8 = 1
-    static let methodReturn: UInt8 = 2
-    static let error: UInt8 = 3
-    static let signal: UInt8 = 4
+    static let signal = UInt8(DBusMessageKind.signal)
 
     let type: UInt8
     let bigEndian: Bool
@@ -64,7 +61,6 @@ struct DBusWireHeader {
     var interface: UnsafePointer<CChar>?
     var member: UnsafePointer<CChar>?
     var sender: UnsafePointer<CChar>?
-    var destination: UnsafePointer<CChar>?
     /// The body's signature; empty when the header has none (a body of nothing).
     var signature: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
     var unixFDs: UInt32 = 0
@@ -94,9 +90,8 @@ struct DBusWireHeader {
             case (1, UInt8(ascii: "o")): path = Self.cString(cursor.string())
             case (2, UInt8(ascii: "s")): interface = Self.cString(cursor.string())
             case (3, UInt8(ascii: "s")): member = Self.cString(cursor.string())
-            case (4, UInt8(ascii: "s")):
+            case (4, UInt8(ascii: "s")), (6, UInt8(ascii: "s")):
                 guard cursor.string() != nil else { return nil }
-            case (6, UInt8(ascii: "s")): destination = Self.cString(cursor.string())
             case (5, UInt8(ascii: "u")):
                 guard cursor.uint32() != nil else { return nil }
             case (7, UInt8(ascii: "s")): sender = Self.cString(cursor.string())
@@ -111,7 +106,7 @@ struct DBusWireHeader {
             }
             // A string field that did not read left its pointer nil: the message is refused below.
             if (code == 1 && path == nil) || (code == 2 && interface == nil) || (code == 3 && member == nil)
-                || (code == 6 && destination == nil) || (code == 7 && sender == nil)
+                || (code == 7 && sender == nil)
             {
                 return nil
             }

@@ -162,7 +162,7 @@ private struct BlockingIO {
     /// The next line of the bus's authentication, without its CR LF.
     mutating func line() throws(DBusError) -> String {
         while true {
-            if let end = lineEnd() {
+            if let end = DBusWireRelay.lineEnd(in: received[...]) {
                 let line = String(decoding: received[..<end], as: UTF8.self)
                 received.removeFirst(end + 2)
                 return line
@@ -172,14 +172,6 @@ private struct BlockingIO {
             }
             try readMore()
         }
-    }
-
-    private func lineEnd() -> Int? {
-        guard received.count >= 2 else { return nil }
-        for index in 0..<(received.count - 1) where received[index] == 13 && received[index + 1] == 10 {
-            return index
-        }
-        return nil
     }
 
     /// Reads until the reply to Hello (serial 1) is in: the unique name, and every byte after that reply.

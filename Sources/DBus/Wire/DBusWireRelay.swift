@@ -20,10 +20,9 @@ struct DBusWireRelay {
     /// The bus's socket and the relay's end of libdbus's; the watches own them.
     let bus: FileWatch
     let libdbus: FileWatch
-    /// Bytes read from the bus and not yet cut into messages (from `inboundStart`), and the descriptors that came
-    /// with them and have not been handed on.
+    /// Bytes read from the bus and not yet cut into messages, and the descriptors that came with them and have not
+    /// been handed on.
     var inbound: [UInt8] = []
-    var inboundStart = 0
     var inboundDescriptors: [Int32] = []
     /// Bytes for libdbus, and for the bus, not yet written.
     var toLibdbus = DBusOutgoingBytes()
@@ -60,15 +59,16 @@ struct DBusWireRelay {
     mutating func read(
         from socket: Int32, into buffer: inout [UInt8], descriptors: inout [Int32]
     ) -> ReadResult {
-        var passed = [Int32](repeating: -1, count: Int(GATTWAY_MAX_PASSED_FDS))
         var count: Int32 = 0
         var truncated: Int32 = 0
-        let received = scratch.withUnsafeMutableBytes { bytes in
-            passed.withUnsafeMutableBufferPointer { fds in
+        // On the stack: a read per value must not allocate for descriptors that almost never come.
+        let received = withUnsafeTemporaryAllocation(of: Int32.self, capacity: Int(GATTWAY_MAX_PASSED_FDS)) { fds in
+            let received = scratch.withUnsafeMutableBytes { bytes in
                 gattway_receive_with_fds(socket, bytes.baseAddress, bytes.count, fds.baseAddress, &count, &truncated)
             }
+            descriptors.append(contentsOf: fds[..<Int(count)])
+            return received
         }
-        descriptors.append(contentsOf: passed[..<Int(count)])
         if truncated != 0 { return .failed("file descriptors were cut off") }
         if received > 0 {
             buffer.append(contentsOf: scratch[..<received])
@@ -81,10 +81,6 @@ struct DBusWireRelay {
 
     /// Reads from the bus once.
     mutating func readBus() -> ReadResult {
-        if inboundStart > 0, inboundStart * 2 >= inbound.count {
-            inbound.removeFirst(inboundStart)
-            inboundStart = 0
-        }
         var buffer = inbound
         inbound = []
         var descriptors = inboundDescriptors
@@ -142,7 +138,7 @@ struct DBusWireRelay {
         guard first == 0 else { return .refused("libdbus's authentication did not start with a NUL") }
         var start = 1
         var lines = 0
-        while let end = lineEnd(in: bytes, from: start) {
+        while let end = lineEnd(in: bytes[start...]) {
             let line = String(decoding: bytes[start..<end], as: UTF8.self)
             start = end + 2
             lines += 1
@@ -160,9 +156,11 @@ struct DBusWireRelay {
         return .incomplete
     }
 
-    private static func lineEnd(in bytes: [UInt8], from start: Int) -> Int? {
-        var index = start
-        while index + 1 < bytes.count {
+    /// Where the first CR LF in `bytes` starts (an index of the whole array), if there is one: the end of a line
+    /// of the authentication, either side's.
+    static func lineEnd(in bytes: ArraySlice<UInt8>) -> Int? {
+        var index = bytes.startIndex
+        while index + 1 < bytes.endIndex {
             if bytes[index] == 13 && bytes[index + 1] == 10 { return index }
             index += 1
         }
