@@ -114,8 +114,10 @@ extension DBusConnection {
         case .relay:
             // The relay reads 64 KiB at a time.
             for _ in 1..<Self.maximumReadsPerWake / 8 {
-                guard handle != nil, let relay else { return false }
-                if Self.isDrained(relay.bus.fileDescriptor) { return true }
+                // Only the descriptor is taken: a copy of the relay would share its buffers, and the read would
+                // then copy them.
+                guard handle != nil, let bus = relay?.bus.fileDescriptor else { return false }
+                if Self.isDrained(bus) { return true }
                 relayReadOnce()
             }
         }
