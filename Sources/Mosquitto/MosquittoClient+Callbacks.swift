@@ -13,8 +13,9 @@ extension MosquittoClient {
     /// Registers the C callbacks. They run inside our `mosquitto_loop_*` calls, i.e. on the client's loop, so they
     /// copy what they need out of C memory and re-enter the actor with `loopIsolated` (which traps off the loop thread).
     func installCallbacks(_ handle: OpaquePointer) {
-        mosquitto_connect_v5_callback_set(handle) { _, context, rc, _, _ in
-            MosquittoClient.client(context)?.loopIsolated { $0.connackReceived(rc) }
+        mosquitto_connect_v5_callback_set(handle) { _, context, rc, _, properties in
+            let limits = BrokerLimits(connack: properties)
+            MosquittoClient.client(context)?.loopIsolated { $0.connackReceived(rc, limits) }
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, context, rc, _ in
             MosquittoClient.client(context)?.loopIsolated { $0.disconnectReceived(rc) }
@@ -62,7 +63,7 @@ extension MosquittoClient {
         return copy
     }
 
-    func connackReceived(_ rc: Int32) {
+    func connackReceived(_ rc: Int32, _ limits: BrokerLimits) {
         connectTimer?.cancel()
         connectTimer = nil
         guard state == .connecting else { return }
@@ -72,6 +73,7 @@ extension MosquittoClient {
             return
         }
         state = .connected
+        enableDirectPublishes(limits)
         hasConnectedBefore = true
         backoff.reset()
         lastConnectionError = nil

@@ -22,6 +22,12 @@ extension MosquittoClient {
         }
         if options.tls != nil || options.broker.usesTLS { try configureTLS(handle, options.tls ?? TLS()) }
         if let will = options.will { try configureWill(handle, will, options.protocolVersion) }
+        // On a plain link the client writes plain QoS 0 packets itself (`DirectPublishes`); libmosquitto must then
+        // write only when asked, never between two of those bytes. Threaded mode does that and nothing else here:
+        // libmosquitto runs no thread of its own unless `mosquitto_loop_start` is called.
+        if options.tls == nil && !options.broker.usesTLS {
+            try MosquittoResult.check(mosquitto_threaded_set(handle, true), operation: "setting threaded mode")
+        }
     }
 
     private static func configureTLS(_ handle: OpaquePointer, _ tls: TLS) throws(MQTTError) {

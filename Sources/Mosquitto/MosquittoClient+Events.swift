@@ -23,5 +23,10 @@ extension MosquittoClient {
         package var inboundBuffered = 0
         /// Loop turns whose publishes left together: the socket was corked from the turn's third publish to its end.
         package var coalescedTurns = 0
+        /// QoS 0 publishes written by the client itself (`DirectPublishes`), and the system calls that wrote them.
+        package var directPublishes = 0
+        package var directWrites = 0
+        /// QoS 0 publishes the client had taken but not written in full when their link went.
+        package var messagesLostWithLink = 0
     }
 }

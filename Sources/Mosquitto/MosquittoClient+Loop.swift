@@ -67,6 +67,7 @@ extension MosquittoClient {
     func stopWatching() {
         socketWatch?.cancel()
         socketWatch = nil
+        discardDirectPublishes()
     }
 
     /// Reads every packet the kernel holds (up to 256 per event), unless the inbound buffer asks to pause.
@@ -92,21 +93,22 @@ extension MosquittoClient {
     }
 
     func socketWritable() {
-        guard let handle = handle?.pointer, let watch = socketWatch else { return }
-        let rc = mosquitto_loop_write(handle, 1)
-        if rc != MosquittoResult.success {
-            if socketWatch === watch { disconnectReceived(rc) }
-            return
-        }
-        updateWriteInterest()
+        writeOut()
     }
 
-    /// Watches for writability only while libmosquitto has unsent bytes; wakes QoS 0 publishers when it has none.
+    /// Watches for writability only while bytes wait for a full socket; wakes QoS 0 publishers when there is room.
+    /// In threaded mode (a plain link) libmosquitto writes only when asked: what it queued goes out at the end of
+    /// this turn, after the turn's own packets, as it would otherwise have gone at once.
     func updateWriteInterest() {
         guard let handle = handle?.pointer else { return }
-        let wantsWrite = mosquitto_want_write(handle)
-        socketWatch?.watchWrites(wantsWrite)
-        if !wantsWrite {
+        let libmosquittoHolds = mosquitto_want_write(handle)
+        if writesPlainPublishes {
+            if libmosquittoHolds && !writeBlocked && socketWatch != nil { scheduleWriteOut() }
+            socketWatch?.watchWrites(writeBlocked)
+        } else {
+            socketWatch?.watchWrites(libmosquittoHolds)
+        }
+        if hasRoomForQoS0 {
             resumeWaits(.writeDrained)
             capacityReturned()
         }

@@ -46,7 +46,7 @@ extension MosquittoClient {
                 try await wait(for: .publishSlot, operation: "waiting for a publish slot", timeout: nil)
             }
         } else {
-            while let handle = handle?.pointer, state == .connected, mosquitto_want_write(handle) {
+            while !hasRoomForQoS0 {
                 try await wait(for: .writeDrained, operation: "waiting for the socket to drain", timeout: nil)
             }
         }
@@ -62,6 +62,7 @@ extension MosquittoClient {
             try MQTTTopic.validate(message.topic)  // a bad topic is the clearer error of the two
             throw .notConnected(operation: "publishing to \(message.topic)")
         }
+        if message.qos == .atMostOnce, publishDirectly(message, handle) { return }
         var properties = options.protocolVersion == .v5 ? try MosquittoPropertyList.make(message.properties) : nil
         defer { mosquitto_property_free_all(&properties) }  // libmosquitto copies the list
         coalesceWrites()

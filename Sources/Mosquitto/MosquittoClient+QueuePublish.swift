@@ -100,8 +100,7 @@ extension MosquittoClient {
 
     private func hasCapacity(for qos: MQTTQoS) -> Bool {
         if qos > .atMostOnce { return outstanding.count < options.maxOutstandingPublishes }
-        guard let handle = handle?.pointer, state == .connected else { return true }  // fails fast: notConnected
-        return !mosquitto_want_write(handle)
+        return hasRoomForQoS0  // off a link it fails fast: notConnected
     }
 
     /// Runs the callbacks of `publishOnLoop` callers waiting for capacity (after an ack, a drained socket or a

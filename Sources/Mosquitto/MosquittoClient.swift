@@ -78,6 +78,9 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     /// The loop turn of the last publish, how many publishes fell in it, and whether it corked the socket (see
     /// `coalesceWrites`).
     var publishTurn: UInt64 = 0
+    /// Plain QoS 0 packets this client writes itself, and whether what waits to be written met a full socket.
+    var direct = DirectPublishes()
+    var writeBlocked = false
     var publishesThisTurn = 0
     var corkedThisTurn = false
 
@@ -205,7 +208,12 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     /// one (cancelled, say because shutdown took too long) keeps the Will, so the broker still says `offline` for
     /// us: MQTT 5 asks for it with reason 0x04, and MQTT 3.1.1, which has no such reason, closes without DISCONNECT.
     private func tearDown(keepingWill: Bool) {
-        if let pointer = handle?.pointer, socketWatch != nil {
+        if handle?.pointer != nil, socketWatch != nil {
+            writeOut()  // what the last turn published goes before DISCONNECT
+        }
+        // A socket too full to take the last publishes gets no DISCONNECT, which would cut into them; the broker
+        // then publishes the Will.
+        if let pointer = handle?.pointer, socketWatch != nil, direct.isEmpty {
             if !keepingWill {
                 _ = mosquitto_disconnect_v5(pointer, 0, nil)
             } else if options.protocolVersion == .v5 {

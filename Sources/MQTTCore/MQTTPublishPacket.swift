@@ -1,0 +1,68 @@
+/// The bytes of a QoS 0 PUBLISH packet without properties (MQTT 3.1.1 §3.3, MQTT 5 §3.3), for a client that writes
+/// such packets to the broker's socket itself.
+///
+/// Layout: the fixed header (0x30, the retain flag in bit 0; QoS 0 and DUP 0), the Remaining Length as a
+/// variable-length integer, the topic as a UTF-8 string (a 16-bit length, then its bytes), with MQTT 5 a Property
+/// Length of 0, then the payload. QoS 0 carries no packet identifier.
+package enum MQTTPublishPacket {
+    /// The largest Remaining Length MQTT can express (four bytes of variable-length integer).
+    package static let maximumRemainingLength = 268_435_455
+
+    /// The whole packet's size in bytes, or nil when MQTT cannot carry a topic and payload this long.
+    package static func size(topicBytes: Int, payloadBytes: Int, version: MQTTProtocolVersion) -> Int? {
+        guard topicBytes <= MQTTTopic.maximumByteCount, payloadBytes >= 0,
+            payloadBytes <= maximumRemainingLength
+        else { return nil }
+        let remaining = 2 + topicBytes + (version == .v5 ? 1 : 0) + payloadBytes
+        guard remaining <= maximumRemainingLength else { return nil }
+        return 1 + lengthBytes(remaining) + remaining
+    }
+
+    /// Whether a client may write `topic` as it is: one to 65,535 bytes of printable ASCII (0x20–0x7E) without the
+    /// wildcards `+` and `#`. A topic with other bytes may still be valid; it goes through the MQTT library, which
+    /// checks the rest of MQTT's rules for UTF-8 strings (no control or non-characters) and names what it refuses.
+    package static func isPlainTopic(_ topic: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !topic.isEmpty, topic.count <= MQTTTopic.maximumByteCount else { return false }
+        for byte in topic where byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") {
+            return false
+        }
+        return true
+    }
+
+    /// Appends the packet to `bytes`. The topic must be plain (`isPlainTopic`) and `size` must not be nil for these
+    /// lengths: both are checked, and a caller that skipped them traps rather than writes a packet the broker
+    /// would read wrongly.
+    package static func append(
+        topic: UnsafeBufferPointer<UInt8>, payload: UnsafeRawBufferPointer, retain: Bool,
+        version: MQTTProtocolVersion, to bytes: inout [UInt8]
+    ) {
+        precondition(isPlainTopic(topic), "MQTTPublishPacket: the topic is not plain")
+        guard let size = size(topicBytes: topic.count, payloadBytes: payload.count, version: version) else {
+            preconditionFailure("MQTTPublishPacket: the packet is too long for MQTT")
+        }
+        let remainingLength = 2 + topic.count + (version == .v5 ? 1 : 0) + payload.count
+        bytes.reserveCapacity(bytes.count + size)
+        bytes.append(retain ? 0x31 : 0x30)
+        var rest = remainingLength
+        repeat {
+            let digit = UInt8(truncatingIfNeeded: rest & 0x7F)
+            rest >>= 7
+            bytes.append(rest > 0 ? digit | 0x80 : digit)
+        } while rest > 0
+        bytes.append(UInt8(truncatingIfNeeded: topic.count >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: topic.count))
+        bytes.append(contentsOf: topic)
+        if version == .v5 { bytes.append(0) }  // Property Length: none
+        bytes.append(contentsOf: payload)
+    }
+
+    /// How many bytes the variable-length integer `value` takes (MQTT 3.1.1 §2.2.3).
+    static func lengthBytes(_ value: Int) -> Int {
+        switch value {
+        case ..<128: 1
+        case ..<16_384: 2
+        case ..<2_097_152: 3
+        default: 4
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+package import MQTTCore
+
+/// QoS 0 PUBLISH packets the client writes to the broker's socket itself, a loop turn's worth in one system call.
+///
+/// libmosquitto writes each packet with a system call of its own, and first writes a byte to a socket pair that
+/// only wakes a thread of its own (which Gattway does not run, so the pair is full and the write fails): four system
+/// calls for an advertisement's state and advert, most of the kernel time Gattway spent per advertisement. Only
+/// plain packets are written here (QoS 0, no properties, a printable ASCII topic, a plain TCP link); everything
+/// else, and the link itself, stays libmosquitto's, which runs in threaded mode meanwhile so that it writes only
+/// when the client asks it to (`mosquitto_loop_write`), never between two parts of these bytes.
+///
+/// Order: a packet is added only while libmosquitto holds nothing unsent, so what waits here always goes before
+/// what libmosquitto holds, and the client writes these bytes first.
+package struct DirectPublishes {
+    /// Encoded packets; the first `written` bytes have been written.
+    package private(set) var bytes: [UInt8] = []
+    package private(set) var written = 0
+    /// Where each packet in `bytes` ends, to count those a lost link takes with it.
+    private var packetEnds: [Int] = []
+    /// On for a plain TCP link after its CONNACK, with the broker's limits from it.
+    var isEnabled = false
+    package var maximumPacketSize = Int.max
+    package var retainAvailable = true
+    /// Set while a flush waits for the end of the loop turn.
+    var flushScheduled = false
+
+    package init() {}
+
+    /// At this many unwritten bytes a publish flushes at once, and QoS 0 publishers wait while a flush leaves this
+    /// many behind (the socket is full).
+    package static let highWater = 256 * 1024
+
+    package var isEmpty: Bool { written == bytes.count }
+    package var unwritten: Int { bytes.count - written }
+
+    /// Adds one packet; false, with nothing added, when it does not qualify (see the type) or exceeds the broker's
+    /// Maximum Packet Size, and then libmosquitto publishes it.
+    package mutating func add(
+        topic: UnsafeBufferPointer<UInt8>, payload: UnsafeRawBufferPointer, retain: Bool,
+        version: MQTTProtocolVersion
+    ) -> Bool {
+        guard MQTTPublishPacket.isPlainTopic(topic),
+            let size = MQTTPublishPacket.size(topicBytes: topic.count, payloadBytes: payload.count, version: version),
+            size <= maximumPacketSize
+        else { return false }
+        // libmosquitto too clears the retain flag when the broker has none (Retain Available 0 in CONNACK).
+        MQTTPublishPacket.append(
+            topic: topic, payload: payload, retain: retain && retainAvailable, version: version, to: &bytes)
+        packetEnds.append(bytes.count)
+        return true
+    }
+
+    package enum FlushResult: Equatable {
+        case drained
+        /// The socket is full; the rest waits for it to be writable.
+        case blocked
+        case failed(String)
+    }
+
+    /// Writes what waits to `socket` until it is all written or the socket is full.
+    package mutating func flush(to socket: Int32) -> FlushResult {
+        while written < bytes.count {
+            let sent = bytes.withUnsafeBytes { all in
+                send(socket, all.baseAddress! + written, all.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if sent > 0 {
+                written += sent
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .blocked }
+            return .failed(sent < 0 ? String(cString: strerror(errno)) : "the socket took nothing")
+        }
+        // Kept for the next turn unless a burst grew it.
+        bytes.removeAll(keepingCapacity: bytes.capacity <= Self.highWater * 2)
+        packetEnds.removeAll(keepingCapacity: true)
+        written = 0
+        return .drained
+    }
+
+    /// Forgets everything unwritten (the link is gone); how many packets were not written in full.
+    package mutating func discard() -> Int {
+        let lost = packetEnds.count { $0 > written }
+        bytes.removeAll(keepingCapacity: false)
+        packetEnds.removeAll(keepingCapacity: false)
+        written = 0
+        flushScheduled = false
+        return lost
+    }
+}
