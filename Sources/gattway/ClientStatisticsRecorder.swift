@@ -27,6 +27,8 @@ final class ClientStatisticsRecorder: Sendable {
             count("gattway.mqtt.publishes_refused", statistics.publishesRefused, dimensions)
             count("gattway.mqtt.connects", statistics.connects, dimensions)
             count("gattway.mqtt.read_pauses", statistics.readPauses, dimensions)
+            // QoS 0 messages taken but not yet written when their link went: dropped, never sent.
+            count("gattway.mqtt.messages_lost_with_link", statistics.messagesLostWithLink, dimensions)
             Gauge(label: "gattway.mqtt.outstanding_publishes", dimensions: dimensions).record(
                 statistics.outstandingPublishes)
             Gauge(label: "gattway.mqtt.inbound_buffered", dimensions: dimensions).record(statistics.inboundBuffered)

@@ -45,6 +45,7 @@ struct CentralMetricsEndToEndTests {
             // Running totals are counters, levels are gauges.
             #expect(counters["gattway.mqtt.messages_published{connection=main}"] ?? 0 > 0, "\(counters)")
             #expect(counters["gattway.dbus.signals_dropped"] == 0, "\(counters)")
+            #expect(counters["gattway.mqtt.messages_lost_with_link{connection=main}"] == 0, "\(counters)")
             #expect(gauges["gattway.mqtt.messages_published{connection=main}"] == nil, "\(gauges)")
             #expect(gauges["gattway.mqtt.outstanding_publishes{connection=main}"] != nil, "\(gauges)")
             #expect(snapshot.retained == false)
