@@ -34,6 +34,18 @@ package struct DirectPublishes {
     package var isEmpty: Bool { written == bytes.count }
     package var unwritten: Int { bytes.count - written }
 
+    /// Adds `message` as one packet (its QoS and properties are the caller's to check); false, with nothing added,
+    /// when it does not qualify (see the type), and then libmosquitto publishes it.
+    ///
+    /// A struct's method, not the client's: a closure in an actor's method over a library compiled without strict
+    /// concurrency checks its executor on entry (some 350 instructions), and this runs twice per publish.
+    package mutating func add(_ message: MQTTMessage, version: MQTTProtocolVersion) -> Bool {
+        var topic = message.topic
+        return topic.withUTF8 { topic in
+            message.payload.withUnsafeBytes { add(topic: topic, payload: $0, retain: message.retain, version: version) }
+        }
+    }
+
     /// Adds one packet; false, with nothing added, when it does not qualify (see the type) or exceeds the broker's
     /// Maximum Packet Size, and then libmosquitto publishes it.
     package mutating func add(

@@ -10,14 +10,9 @@ extension MosquittoClient {
 
     /// Takes a QoS 0 message into `direct` when it qualifies; false when libmosquitto is to publish it.
     func publishDirectly(_ message: MQTTMessage, _ handle: OpaquePointer) -> Bool {
-        guard direct.isEnabled, message.properties.isEmpty, !mosquitto_want_write(handle) else { return false }
-        var topic = message.topic
-        let added = topic.withUTF8 { topic in
-            message.payload.withUnsafeBytes { payload in
-                direct.add(topic: topic, payload: payload, retain: message.retain, version: options.protocolVersion)
-            }
-        }
-        guard added else { return false }
+        guard direct.isEnabled, message.properties.isEmpty, !mosquitto_want_write(handle),
+            direct.add(message, version: options.protocolVersion)
+        else { return false }
         statistics.messagesPublished += 1
         statistics.directPublishes += 1
         if direct.unwritten >= DirectPublishes.highWater {
