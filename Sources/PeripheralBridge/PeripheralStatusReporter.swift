@@ -80,7 +80,7 @@ final class PeripheralStatusReporter: Sendable {
             writer.key("characteristics")
             writer.beginObject()
             for (index, snapshot) in snapshots.enumerated() {
-                writer.key(channels[index].name)
+                writer.key(JSONObjectKey(text: channels[index].name))
                 writer.beginObject()
                 writer.field("queue_depth", snapshot.queueDepth)
                 writer.field("drops", snapshot.drops)

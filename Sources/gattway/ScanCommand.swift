@@ -98,13 +98,13 @@ struct ScanCommand: AsyncParsableCommand {
         writer.key("manufacturer_data")
         writer.beginObject()
         for (id, data) in device.manufacturerData.sorted(by: { $0.key < $1.key }) {
-            writer.field(String(id), Hex.string(data))
+            writer.field(JSONObjectKey(text: String(id)), Hex.string(data))
         }
         writer.endObject()
         writer.key("service_data")
         writer.beginObject()
         for (uuid, data) in device.serviceData.sorted(by: { $0.key < $1.key }) {
-            writer.field(uuid, Hex.string(data))
+            writer.field(JSONObjectKey(text: uuid), Hex.string(data))
         }
         writer.endObject()
         writer.field("connected", device.connected)

@@ -57,12 +57,12 @@ extension DecodedAdvertisement {
                 switch list[index].value {
                 case .number(let value):
                     if value == value.rounded(), abs(value) < 1e15 {
-                        writer.field(list[index].name, Int(value))
+                        writer.field(JSONObjectKey(text: list[index].name), Int(value))
                     } else {
-                        writer.field(list[index].name, value)
+                        writer.field(JSONObjectKey(text: list[index].name), value)
                     }
-                case .bool(let value): writer.field(list[index].name, value)
-                case .text(let value): writer.field(list[index].name, value)
+                case .bool(let value): writer.field(JSONObjectKey(text: list[index].name), value)
+                case .text(let value): writer.field(JSONObjectKey(text: list[index].name), value)
                 }
             }
         }

@@ -70,7 +70,7 @@ package indirect enum JSONValue: Hashable, Sendable {
         case .object(let members):
             writer.beginObject()
             for member in members {
-                writer.key(member.key)
+                writer.key(JSONObjectKey(text: member.key))
                 member.value.write(to: &writer)
             }
             writer.endObject()

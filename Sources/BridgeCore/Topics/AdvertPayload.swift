@@ -41,13 +41,13 @@ package struct AdvertPayload: Sendable, Hashable {
         if !manufacturerData.isEmpty {
             writer.key("manufacturer_data")
             writer.beginObject()
-            Self.inKeyOrder(manufacturerData) { writer.field(String($0), hexOf: $1) }
+            Self.inKeyOrder(manufacturerData) { writer.field(JSONObjectKey(decimal: UInt64($0)), hexOf: $1) }
             writer.endObject()
         }
         if !serviceData.isEmpty {
             writer.key("service_data")
             writer.beginObject()
-            Self.inKeyOrder(serviceData) { writer.field($0, hexOf: $1) }
+            Self.inKeyOrder(serviceData) { writer.field(JSONObjectKey(text: $0), hexOf: $1) }
             writer.endObject()
         }
         writer.endObject()

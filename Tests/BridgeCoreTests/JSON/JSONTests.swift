@@ -20,12 +20,30 @@ import Testing
         #expect(writer.string == #"{"text":"a\"b\\c\nd\u0001","n":3,"x":0.5,"ok":true,"list":[1,null,null]}"#)
     }
 
+    /// A key written from a literal, from text (escaped as a value is) and from a whole number read the same as
+    /// keys written from text.
+    @Test func keysFromLiteralsTextAndNumbers() throws {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.field("literal", 1)
+        writer.field(JSONObjectKey(text: "t\u{e9}xt \"q\""), 2)
+        writer.key(JSONObjectKey(decimal: 76))
+        writer.value("0215")
+        writer.field(JSONObjectKey(decimal: 0), true)
+        writer.field(JSONObjectKey(decimal: UInt64(UInt16.max)), 0.5)
+        writer.endObject()
+        #expect(writer.string == #"{"literal":1,"téxt \"q\"":2,"76":"0215","0":true,"65535":0.5}"#)
+        let parsed = try JSONValue(parsing: writer.bytes)
+        #expect(parsed["t\u{e9}xt \"q\""] == .number("2"))
+        #expect(parsed["65535"] == .number("0.5"))
+    }
+
     /// Plain runs are copied whole and escapes cut them: an escape first, last, twice in a row, every control
     /// character's form, DEL, and multi-byte UTF-8 passed through unchanged, in keys as in values.
     @Test func writerEscapesAtEveryPositionOfARun() throws {
         var writer = JSONWriter()
         writer.beginObject()
-        writer.field("\tkey\"", "\"\"plain run\r\u{7F}°C µg/m³\u{1F}")
+        writer.field(JSONObjectKey(text: "\tkey\""), "\"\"plain run\r\u{7F}°C µg/m³\u{1F}")
         writer.field("", "")
         writer.field("only", "\\")
         writer.endObject()
