@@ -5,7 +5,7 @@ package import MQTTCore
 ///
 /// libmosquitto writes each packet with a system call of its own, and first writes a byte to a socket pair that
 /// only wakes a thread of its own (which Gattway does not run, so the pair is full and the write fails): four system
-/// calls for an advertisement's state and advert, most of the kernel time Gattway spent per advertisement. Only
+/// calls for an advertisement's state and advert, where a batch of twenty advertisements now takes one. Only
 /// plain packets are written here (QoS 0, no properties, a printable ASCII topic, a plain TCP link); everything
 /// else, and the link itself, stays libmosquitto's, which runs in threaded mode meanwhile so that it writes only
 /// when the client asks it to (`mosquitto_loop_write`), never between two parts of these bytes.

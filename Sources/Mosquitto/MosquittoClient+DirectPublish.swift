@@ -45,6 +45,7 @@ extension MosquittoClient {
         }
         // What libmosquitto could not write waits for the socket.
         writeBlocked = mosquitto_want_write(handle)
+        queuedInLibmosquitto = 0
         updateWriteInterest()
     }
 
@@ -103,12 +104,14 @@ extension MosquittoClient {
         direct.isEnabled = true
     }
 
-    /// Room for a QoS 0 publish: nothing waits for a full socket (and, for this client's own packets, fewer than
-    /// `DirectPublishes.highWater` bytes wait for the turn's end). Always true off a link: such publishes fail fast.
+    /// Room for a QoS 0 publish: nothing waits for a full socket, and fewer than `DirectPublishes.highWater` bytes
+    /// wait for the turn's end, this client's own and those of QoS 0 messages libmosquitto queued in the turn (in
+    /// threaded mode it only queues, and its queue has no bound of its own). Always true off a link: such publishes
+    /// fail fast.
     var hasRoomForQoS0: Bool {
         guard let handle = handle?.pointer, state == .connected else { return true }
         guard writesPlainPublishes else { return !mosquitto_want_write(handle) }
-        return !writeBlocked && direct.unwritten < DirectPublishes.highWater
+        return !writeBlocked && direct.unwritten + queuedInLibmosquitto < DirectPublishes.highWater
     }
 
     /// Forgets what this client had not written when its link went; counted.
@@ -116,5 +119,6 @@ extension MosquittoClient {
         statistics.messagesLostWithLink += direct.discard()
         direct.isEnabled = false
         writeBlocked = false
+        queuedInLibmosquitto = 0
     }
 }

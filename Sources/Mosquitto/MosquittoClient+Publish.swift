@@ -86,7 +86,11 @@ extension MosquittoClient {
             }
             throw MosquittoResult.error(rc, operation: "publishing to \(message.topic)")
         }
-        if message.qos > .atMostOnce { outstanding.insert(mid) }
+        if message.qos > .atMostOnce {
+            outstanding.insert(mid)
+        } else if writesPlainPublishes {
+            queuedInLibmosquitto += message.topic.utf8.count + message.payload.count
+        }
         statistics.messagesPublished += 1
         updateWriteInterest()
     }

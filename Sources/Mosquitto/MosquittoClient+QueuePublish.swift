@@ -47,8 +47,9 @@ extension MosquittoClient {
         _ messages: ArraySlice<MQTTMessage>, onCapacity: @escaping @Sendable () -> Void
     ) -> QueuePublishResult {
         var result = QueuePublishResult(taken: 0, failed: 0)
-        // libmosquitto writes each publish at once (TCP_NODELAY is on); `publishNow` corks the socket from a turn's
-        // third publish on (its first in a burst), so a larger turn's publishes leave together.
+        // Plain QoS 0 packets leave in one write at the turn's end (`DirectPublishes`); what libmosquitto writes goes
+        // one packet a write, with the socket corked from a turn's third such publish on (its first in a burst), so
+        // that a larger turn's publishes leave together.
         for message in messages {
             guard offer(message, onCapacity: onCapacity, into: &result) else { return result }
         }
@@ -89,6 +90,9 @@ extension MosquittoClient {
         corkedThisTurn = true
         statistics.coalescedTurns += 1
         watch.setCorked(true)
+        // On a plain link libmosquitto writes this turn's publishes at its end (`writeOut`): that must come before
+        // the uncork, which runs at the turn's end too, in the order the two were asked for.
+        if writesPlainPublishes { scheduleWriteOut() }
         loop.atTurnEnd { [self] in self.loopIsolated { $0.socketWatch?.setCorked(false) } }
     }
 

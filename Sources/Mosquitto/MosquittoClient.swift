@@ -81,6 +81,8 @@ package actor MosquittoClient: Service, MQTTClient, LoopActor {
     /// Plain QoS 0 packets this client writes itself, and whether what waits to be written met a full socket.
     var direct = DirectPublishes()
     var writeBlocked = false
+    /// Bytes of QoS 0 messages libmosquitto queued since it last wrote (see `hasRoomForQoS0`).
+    var queuedInLibmosquitto = 0
     var publishesThisTurn = 0
     var corkedThisTurn = false
 

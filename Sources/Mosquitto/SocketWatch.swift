@@ -18,7 +18,7 @@ final class SocketWatch {
         throws(PollLoopError)
     {
         watch = try loop.watch(socket, readable: readable, writable: writable)
-        // Writing is only watched while libmosquitto has unsent data (`mosquitto_want_write`).
+        // Writing is only watched while bytes wait for a full socket (see `MosquittoClient.updateWriteInterest`).
         watch.setInterest(read: true, write: false)
     }
 

@@ -164,4 +164,22 @@ import Testing
         }
         await broker.stop()
     }
+
+    /// In threaded mode libmosquitto only queues until the turn's end, and its queue has no bound: QoS 0 messages it
+    /// queues in one turn count against the same 256 KiB as the client's own, so a turn's batch stops being taken
+    /// there and the rest waits for room.
+    @Test func qos0MessagesLibmosquittoQueuesInOneTurnAreBounded() async throws {
+        let broker = try await MosquittoBroker()
+        let publisher = try MosquittoClient(options: try clientOptions(broker, "bounded"), logger: testLogger("bound"))
+        try await withRunningClients([publisher]) {
+            let payload = [UInt8](repeating: 0x42, count: 1_024)
+            let batch = (0..<400).map { _ in MQTTMessage(topic: "bounded/\u{E9}", payload: payload) }
+            let sent = await publishInOneTurn(publisher, batch)
+            #expect(sent.result.failed == 0)
+            #expect(sent.result.taken < 400 && sent.result.taken >= 200, "\(sent.result)")
+            // The turn's end wrote what was queued: there is room again.
+            try await publisher.publish(MQTTMessage(topic: "bounded/\u{E9}", payload: payload))
+        }
+        await broker.stop()
+    }
 }

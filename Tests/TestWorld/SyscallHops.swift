@@ -65,29 +65,50 @@ package enum SyscallHops {
     }
 
     /// The seconds each value spent in the relay, oldest first: the sender's most frequent kind of completed call
-    /// (one call, one size: the values), each at its start, paired in order with the relay's most frequent kind of
-    /// call over one byte (the value handed on; libmosquitto's one-byte writes to its own socket pair and other
-    /// messages differ), each at its end. The recording must hold whole values only: begun before the first was sent
-    /// and ended after the last was handed on. Neither side loses or reorders a value, so the k-th send is then the
-    /// k-th hand-on; a count that differs, or a value that leaves before it arrived, is an error.
+    /// (one call, one size: the values), each at its start, paired in order with the relay's calls that hand them
+    /// on, each at its end. A relay hands values on one per call (the C programs, libmosquitto) or several in one
+    /// (Gattway writes a loop turn's publishes in one `send`): the relay's calls of one kind whose sizes are whole
+    /// multiples of one value's packet carry that many values each, and the packet's size is the one for which they
+    /// account for every value sent (tried first: the size of the relay's most frequent kind of call; libmosquitto's
+    /// one-byte writes to its own socket pair and other messages differ). The recording must hold whole values only:
+    /// begun before the first was sent and ended after the last was handed on. Neither side loses or reorders a
+    /// value, so the k-th send is then the k-th hand-on; a count that differs, or a value that leaves before it
+    /// arrived, is an error.
     package static func latencies(of events: [Event], sender: Int32, relay: Int32) throws(PairingError) -> [Double] {
         let sends = mostFrequent(completedCalls(events.filter { $0.pid == sender }).map { ($0.start, $0.kind) })
-        let writes = mostFrequent(completedCalls(events.filter { $0.pid == relay }).map { ($0.end, $0.kind) })
-        guard !sends.isEmpty, sends.count == writes.count else {
-            throw PairingError(description: "recorded \(sends.count) values sent but \(writes.count) handed on")
+        let handedOn = handOns(completedCalls(events.filter { $0.pid == relay }), count: sends.count)
+        guard !sends.isEmpty, sends.count == handedOn.count else {
+            throw PairingError(description: "recorded \(sends.count) values sent but \(handedOn.count) handed on")
         }
-        let latencies = zip(sends, writes).map { $1 - $0 }
+        let latencies = zip(sends, handedOn).map { $1 - $0 }
         if let early = latencies.firstIndex(where: { $0 < 0 }) {
             throw PairingError(description: "value \(early) was handed on before it was sent: the streams do not pair")
         }
         return latencies
     }
 
-    /// A call that took more than one byte: when it started and ended, and its kind (the call and its size).
+    /// The end of the call that handed on each value, one entry per value, when some packet size accounts for
+    /// `count` values (see `latencies`); otherwise those of the most frequent kind of call, one value each.
+    private static func handOns(_ calls: [Completed], count: Int) -> [Double] {
+        let kinds = Dictionary(grouping: calls, by: \.kind)
+        guard let top = kinds.max(by: { $0.value.count < $1.value.count })?.value[0] else { return [] }
+        let units = [top] + kinds.values.map { $0[0] }.sorted { $0.size < $1.size }
+        for unit in units {
+            let carrying = calls.filter { $0.call == unit.call && $0.size % unit.size == 0 }
+            guard carrying.reduce(0, { $0 + $1.size / unit.size }) == count else { continue }
+            return carrying.flatMap { Array(repeating: $0.end, count: $0.size / unit.size) }.sorted()
+        }
+        return calls.filter { $0.kind == top.kind }.map(\.end).sorted()
+    }
+
+    /// A call that took more than one byte: when it started and ended, the call, the bytes it took, and its kind
+    /// (the call and its size).
     private struct Completed {
         let start: Double
         let end: Double
-        let kind: String
+        let call: String
+        let size: Int
+        var kind: String { "\(call) \(size)" }
     }
 
     /// Each call that took more than one byte (a thread makes one call at a time).
@@ -100,7 +121,7 @@ package enum SyscallHops {
                 continue
             }
             if let start = started.removeValue(forKey: event.thread), start.call == event.call, result > 1 {
-                calls.append(Completed(start: start.time, end: event.time, kind: "\(event.call) \(result)"))
+                calls.append(Completed(start: start.time, end: event.time, call: event.call, size: result))
             }
         }
         return calls

@@ -63,6 +63,27 @@ import Testing
         for (latency, want) in zip(latencies, expected) { #expect(abs(latency - want) < 1e-9) }
     }
 
+    /// Gattway writes a loop turn's publishes in one `send`: a call of two packets' size hands on two values at its
+    /// end, even where such calls outnumber those of one packet.
+    @Test func aCallOfSeveralPacketsHandsOnAsManyValues() throws {
+        func publish(_ time: Double, packets: Int) -> [String] {
+            [
+                " 2153/2157 \(time - 0.000_002):  syscalls:sys_enter_sendto: fd: 0x00000011, buff: 0x7f66, len: \(Self.hex(40 * packets)), flags: 0x00004040",
+                " 2153/2157 \(time):  syscalls:sys_exit_sendto: \(Self.hex(40 * packets))",
+            ]
+        }
+        let lines = [
+            Self.send(1.000, 1.000_01), Self.send(1.000_1, 1.000_11), publish(1.0003, packets: 2),
+            Self.send(1.001, 1.001_01), Self.send(1.001_1, 1.001_11), publish(1.0013, packets: 2),
+            Self.send(1.002, 1.002_01), publish(1.0022, packets: 1),
+            Self.write(1.0025, result: 2),  // a PINGREQ of libmosquitto's
+        ]
+        let latencies = try SyscallHops.latencies(of: Self.events(lines), sender: 2139, relay: 2153)
+        let expected = [0.0003, 0.0002, 0.0003, 0.0002, 0.0002]
+        #expect(latencies.count == expected.count)
+        for (latency, want) in zip(latencies, expected) { #expect(abs(latency - want) < 1e-9) }
+    }
+
     @Test func pairsTheBrokersWritesWithAPeripheralsSends() throws {
         // The peripheral's path: the broker writes each PUBLISH; the peripheral sends each notification.
         func broker(_ start: Double) -> [String] {
