@@ -56,11 +56,12 @@ package enum MQTTPublishPacket {
         version: MQTTProtocolVersion, to bytes: inout [UInt8]
     ) {
         assert(isPlainTopic(topic), "MQTTPublishPacket: the topic is not plain")
-        guard let size = size(topicBytes: topic.count, payloadBytes: payload.count, version: version) else {
+        guard size(topicBytes: topic.count, payloadBytes: payload.count, version: version) != nil else {
             preconditionFailure("MQTTPublishPacket: the packet is too long for MQTT")
         }
         let remainingLength = 2 + topic.count + (version == .v5 ? 1 : 0) + payload.count
-        bytes.reserveCapacity(bytes.count + size)
+        // No reserveCapacity: it would size the array to exactly this packet, and a turn of many would then copy
+        // the whole buffer for each; appending grows it geometrically.
         // The fixed header and the topic's length, at most 7 bytes, made on the stack and appended in one piece.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 7) { header in
             header[0] = retain ? 0x31 : 0x30
