@@ -419,7 +419,7 @@ final class AdvertPublisher: Sendable {
         _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp]
     ) {
         guard let payload = device.pendingStatePayload else { return }
-        guard payload != device.lastStatePayload else {
+        guard !payload.hasSameBytes(as: device.lastStatePayload) else {
             device.pendingStatePayload = nil
             return
         }
@@ -441,19 +441,19 @@ final class AdvertPublisher: Sendable {
     /// classes), whatever their values: Home Assistant discovery needs to hear of a change of kinds only.
     static func sameKinds(_ a: DecodedAdvertisement, _ b: DecodedAdvertisement?) -> Bool {
         guard let b, a.format == b.format, a.measurements.count == b.measurements.count else { return false }
-        for (x, y) in zip(a.measurements, b.measurements)
-        where x.name != y.name || x.unit != y.unit || x.deviceClass != y.deviceClass || x.stateClass != y.stateClass {
-            return false
+        // Compared in place: `zip` copied each measurement out, retaining and releasing its five strings.
+        return a.measurements.withUnsafeBufferPointer { x in
+            b.measurements.withUnsafeBufferPointer { y in
+                x.indices.allSatisfy { index in
+                    x[index].name == y[index].name && x[index].unit == y[index].unit
+                        && x[index].deviceClass == y[index].deviceClass && x[index].stateClass == y[index].stateClass
+                }
+            }
         }
-        return true
     }
 
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
     static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
-        AdvertPayload(
-            address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
-            txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
-            serviceData: state.serviceData
-        ).json
+        AdvertPayload.json(of: state)
     }
 }

@@ -13,8 +13,10 @@ package import MQTTCore
 /// Order: a packet is added only while libmosquitto holds nothing unsent, so what waits here always goes before
 /// what libmosquitto holds, and the client writes these bytes first.
 package struct DirectPublishes {
-    /// Encoded packets; the first `written` bytes have been written.
-    package private(set) var bytes: [UInt8] = []
+    /// Encoded packets in the first `end` bytes, the first `written` of them written; zeros after `end`, room for
+    /// the packets to come, written in place (extending an array's count for each packet cost more than encoding it).
+    private var storage: [UInt8] = []
+    private var end = 0
     package private(set) var written = 0
     /// Where each packet in `bytes` ends, to count those a lost link takes with it.
     private var packetEnds: [Int] = []
@@ -31,8 +33,10 @@ package struct DirectPublishes {
     /// many behind (the socket is full).
     package static let highWater = 256 * 1024
 
-    package var isEmpty: Bool { written == bytes.count }
-    package var unwritten: Int { bytes.count - written }
+    package var isEmpty: Bool { written == end }
+    package var unwritten: Int { end - written }
+    /// The encoded packets not yet forgotten, written or not.
+    package var bytes: [UInt8] { Array(storage[..<end]) }
 
     /// Adds `message` as one packet (its QoS and properties are the caller's to check); false, with nothing added,
     /// when it does not qualify (see the type), and then libmosquitto publishes it.
@@ -56,10 +60,20 @@ package struct DirectPublishes {
             let size = MQTTPublishPacket.size(topicBytes: topic.count, payloadBytes: payload.count, version: version),
             size <= maximumPacketSize
         else { return false }
-        // libmosquitto too clears the retain flag when the broker has none (Retain Available 0 in CONNACK).
-        MQTTPublishPacket.append(
-            topic: topic, payload: payload, retain: retain && retainAvailable, version: version, to: &bytes)
-        packetEnds.append(bytes.count)
+        if end + size > storage.count {
+            // At least doubled, so that a burst grows the room in few steps.
+            storage.append(
+                contentsOf: repeatElement(0, count: Swift.max(end + size, storage.count * 2) - storage.count))
+        }
+        let start = end
+        storage.withUnsafeMutableBytes { room in
+            // libmosquitto too clears the retain flag when the broker has none (Retain Available 0 in CONNACK).
+            _ = MQTTPublishPacket.write(
+                topic: topic, payload: payload, retain: retain && retainAvailable, version: version,
+                into: UnsafeMutableRawBufferPointer(rebasing: room[start..<(start + size)]))
+        }
+        end += size
+        packetEnds.append(end)
         return true
     }
 
@@ -72,9 +86,9 @@ package struct DirectPublishes {
 
     /// Writes what waits to `socket` until it is all written or the socket is full.
     package mutating func flush(to socket: Int32) -> FlushResult {
-        while written < bytes.count {
-            let sent = bytes.withUnsafeBytes { all in
-                send(socket, all.baseAddress! + written, all.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        while written < end {
+            let sent = storage.withUnsafeBytes { all in
+                send(socket, all.baseAddress! + written, end - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
             if sent > 0 {
                 written += sent
@@ -85,8 +99,9 @@ package struct DirectPublishes {
             return .failed(sent < 0 ? String(cString: strerror(errno)) : "the socket took nothing")
         }
         // Kept for the next turn unless a burst grew it.
-        bytes.removeAll(keepingCapacity: bytes.capacity <= Self.highWater * 2)
+        if storage.count > Self.highWater * 2 { storage = [] }
         packetEnds.removeAll(keepingCapacity: true)
+        end = 0
         written = 0
         return .drained
     }
@@ -94,8 +109,9 @@ package struct DirectPublishes {
     /// Forgets everything unwritten (the link is gone); how many packets were not written in full.
     package mutating func discard() -> Int {
         let lost = packetEnds.count { $0 > written }
-        bytes.removeAll(keepingCapacity: false)
+        storage = []
         packetEnds.removeAll(keepingCapacity: false)
+        end = 0
         written = 0
         flushScheduled = false
         return lost

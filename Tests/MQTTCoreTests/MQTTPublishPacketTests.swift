@@ -6,14 +6,21 @@ import Testing
     private func packet(
         _ topic: String, _ payload: [UInt8], retain: Bool = false, version: MQTTProtocolVersion = .v5
     ) -> [UInt8] {
-        var bytes: [UInt8] = []
+        let size = MQTTPublishPacket.size(
+            topicBytes: topic.utf8.count, payloadBytes: payload.count, version: version)!
+        // One byte more than the packet: the write takes exactly its size.
+        var bytes = [UInt8](repeating: 0xEE, count: size + 1)
         var topic = topic
-        topic.withUTF8 { topic in
+        let written = topic.withUTF8 { topic in
             payload.withUnsafeBytes { payload in
-                MQTTPublishPacket.append(topic: topic, payload: payload, retain: retain, version: version, to: &bytes)
+                bytes.withUnsafeMutableBytes { buffer in
+                    MQTTPublishPacket.write(
+                        topic: topic, payload: payload, retain: retain, version: version, into: buffer)
+                }
             }
         }
-        return bytes
+        #expect(written == size && bytes.last == 0xEE)
+        return Array(bytes.dropLast())
     }
 
     @Test func mqtt311HasNoPropertyLength() {

@@ -8,7 +8,7 @@ extension Dictionary where Key == String, Value == [UInt8] {
     /// Whether both hold the same keys with the same bytes, as `==`.
     package func hasSameEntries(as other: Self) -> Bool {
         guard count == 1, other.count == 1, let mine = first, let theirs = other.first else { return self == other }
-        return mine.key == theirs.key && mine.value == theirs.value
+        return mine.key == theirs.key && mine.value.hasSameBytes(as: theirs.value)
     }
 }
 
@@ -16,6 +16,6 @@ extension Dictionary where Key == UInt16, Value == [UInt8] {
     /// Whether both hold the same keys with the same bytes, as `==`.
     package func hasSameEntries(as other: Self) -> Bool {
         guard count == 1, other.count == 1, let mine = first, let theirs = other.first else { return self == other }
-        return mine.key == theirs.key && mine.value == theirs.value
+        return mine.key == theirs.key && mine.value.hasSameBytes(as: theirs.value)
     }
 }

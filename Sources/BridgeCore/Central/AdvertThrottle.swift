@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Rate limit of one device's advert topic: a changed advert is published at once unless one went out less than
 /// `minimumInterval` ago; then the newest one goes out when the interval is over. Pure: time passed in.
 ///
@@ -50,7 +52,7 @@ package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.
     @_specialize(exported:true,where Instant == BridgeClock.Instant)
     package mutating func publishIfNew(_ payload: [UInt8], at now: Instant) -> [UInt8]? {
         changed = false
-        guard payload != lastPayload else { return nil }
+        if let lastPayload, payload.hasSameBytes(as: lastPayload) { return nil }
         lastPublished = now
         lastPayload = payload
         return payload

@@ -24,13 +24,13 @@ enum BTHomeObjectKind: Sendable {
 final class BTHomeObject: Sendable {
     let name: String
     let kind: BTHomeObjectKind
-    let unit: String?
-    let deviceClass: String?
-    let stateClass: String?
+    let unit: LiteralText?
+    let deviceClass: LiteralText?
+    let stateClass: LiteralText?
 
     init(
-        _ name: String, _ kind: BTHomeObjectKind, unit: String? = nil, deviceClass: String? = nil,
-        stateClass: String? = "measurement"
+        _ name: String, _ kind: BTHomeObjectKind, unit: LiteralText? = nil, deviceClass: LiteralText? = nil,
+        stateClass: LiteralText? = "measurement"
     ) {
         self.name = name
         self.kind = kind
@@ -39,7 +39,7 @@ final class BTHomeObject: Sendable {
         self.stateClass = stateClass
     }
 
-    static func binary(_ name: String, deviceClass: String?) -> BTHomeObject {
+    static func binary(_ name: String, deviceClass: LiteralText?) -> BTHomeObject {
         BTHomeObject(name, .binary, deviceClass: deviceClass, stateClass: nil)
     }
 }

@@ -79,7 +79,7 @@ extension DecodedAdvertisement {
                 case .number(let number) where number == number.rounded() && abs(number) < 1e15: String(Int(number))
                 default: measurement.value.description
                 }
-            return [measurement.name, value, measurement.unit].compactMap { $0 }.joined(separator: " ")
+            return [measurement.name, value, measurement.unit?.description].compactMap { $0 }.joined(separator: " ")
         }.joined(separator: ", ")
     }
 }

@@ -20,16 +20,16 @@ package struct DecodedMeasurement: Sendable, Equatable {
     package var name: String
     package var value: MeasurementValue
     /// The unit as Home Assistant spells it (`°C`, `%`, `hPa`, `V`), or nil for unitless values.
-    package var unit: String?
+    package var unit: LiteralText?
     /// A suggested Home Assistant `device_class` (`temperature`, `battery`, `motion`), or nil.
-    package var deviceClass: String?
+    package var deviceClass: LiteralText?
     /// A suggested Home Assistant `state_class` (`measurement`, `total_increasing`), or nil for states and events.
-    package var stateClass: String?
+    package var stateClass: LiteralText?
 
     /// Creates a measurement.
     package init(
-        name: String, value: MeasurementValue, unit: String? = nil, deviceClass: String? = nil,
-        stateClass: String? = nil
+        name: String, value: MeasurementValue, unit: LiteralText? = nil, deviceClass: LiteralText? = nil,
+        stateClass: LiteralText? = nil
     ) {
         self.name = name
         self.value = value

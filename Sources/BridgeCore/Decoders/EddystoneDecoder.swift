@@ -88,6 +88,7 @@ package struct EddystoneDecoder: AdvertisementDecoder {
             throw DecoderError(count < 14 ? .truncated : .tooLong, "Eddystone TLM: \(count) bytes, not 14")
         }
         var measurements: [DecodedMeasurement] = []
+        measurements.reserveCapacity(4)
         let millivolts = try reader.uintBE(2, "battery voltage")
         // 0 means the beacon does not measure its battery; 0x8000 that it has no temperature sensor.
         if millivolts != 0 {

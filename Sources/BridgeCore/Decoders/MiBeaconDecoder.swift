@@ -76,6 +76,8 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
     private static func decodeObjects(_ bytes: [UInt8]) throws(DecoderError) -> [DecodedMeasurement] {
         var reader = ByteReader(bytes, context: "MiBeacon")
         var measurements: [DecodedMeasurement] = []
+        // An object takes three bytes at least and yields at most two measurements.
+        measurements.reserveCapacity(bytes.count / 3 * 2 + 1)
         var namer = MeasurementNamer()
         while !reader.isAtEnd {
             let type = UInt16(try reader.uintLE(2, "object type"))

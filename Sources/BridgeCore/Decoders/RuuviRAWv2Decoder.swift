@@ -2,6 +2,13 @@
 /// "not available" value (such as 0x8000 for temperature) is left out of the measurements.
 /// - SeeAlso: https://docs.ruuvi.com/communication/bluetooth-advertisements/data-format-5-rawv2
 package struct RuuviRAWv2Decoder: AdvertisementDecoder {
+    /// Each axis's measurement name and field label, literals: interpolated names made three strings on the heap for
+    /// every advertisement.
+    private static let accelerationAxes = [
+        ("acceleration_x", "acceleration x"), ("acceleration_y", "acceleration y"),
+        ("acceleration_z", "acceleration z"),
+    ]
+
     package static let companyID: UInt16 = 0x0499
 
     package init() {}
@@ -24,9 +31,11 @@ package struct RuuviRAWv2Decoder: AdvertisementDecoder {
             throw DecoderError(data.count < 24 ? .truncated : .tooLong, "Ruuvi RAWv2: \(data.count) bytes, not 24")
         }
         var measurements: [DecodedMeasurement] = []
+        // At most nine: grown from empty, the array was made three times over.
+        measurements.reserveCapacity(9)
         func add(
-            _ name: String, _ value: Double, _ unit: String?, _ deviceClass: String?,
-            stateClass: String? = "measurement"
+            _ name: String, _ value: Double, _ unit: LiteralText?, _ deviceClass: LiteralText?,
+            stateClass: LiteralText? = "measurement"
         ) {
             measurements.append(
                 DecodedMeasurement(
@@ -39,11 +48,9 @@ package struct RuuviRAWv2Decoder: AdvertisementDecoder {
         if humidity != 0xFFFF { add("humidity", scaled(Double(humidity), by: 0.0025), "%", "humidity") }
         let pressure = try reader.uintBE(2, "pressure")
         if pressure != 0xFFFF { add("pressure", scaled(Double(pressure) + 50_000, by: 0.01), "hPa", "pressure") }
-        for axis in ["x", "y", "z"] {
-            let acceleration = try reader.intBE(2, "acceleration \(axis)")
-            if acceleration != -0x8000 {
-                add("acceleration_\(axis)", scaled(Double(acceleration), by: 0.001), "g", nil)
-            }
+        for (name, label) in Self.accelerationAxes {
+            let acceleration = try reader.intBE(2, label)
+            if acceleration != -0x8000 { add(name, scaled(Double(acceleration), by: 0.001), "g", nil) }
         }
         let power = try reader.uintBE(2, "power info")
         if power >> 5 != 0x7FF { add("voltage", scaled(Double(power >> 5) + 1600, by: 0.001), "V", "voltage") }

@@ -42,8 +42,8 @@ package struct HomeAssistantInventory: Sendable, Hashable, Codable {
                 case .text: .text
                 }
             self.init(
-                name: decoded.name, kind: kind, unit: decoded.unit, deviceClass: decoded.deviceClass,
-                stateClass: decoded.stateClass)
+                name: decoded.name, kind: kind, unit: decoded.unit?.description,
+                deviceClass: decoded.deviceClass?.description, stateClass: decoded.stateClass?.description)
         }
     }
 

@@ -6,8 +6,12 @@ package import BluetoothCore
 /// RFC 8259 (quote, backslash and control characters). Non-finite doubles are written as `null` because JSON
 /// has no representation for them.
 package struct JSONWriter: Sendable {
-    /// The bytes written so far.
-    package private(set) var bytes: [UInt8] = []
+    /// The document's bytes, then unused room (zeros) up to the array's count: written in place through
+    /// `write`, where `Array.append(contentsOf:)` cost some 90 instructions a call for the two dozen short pieces
+    /// (keys, quotes, digits) an advertisement's two documents are made of.
+    private var storage: [UInt8]
+    /// How many bytes of `storage` the document holds.
+    private var length = 0
     /// Which open containers already have an element (so the next needs a comma), innermost last.
     private var containers = OpenContainers()
     /// True right after a key, so the following value takes no comma.
@@ -15,40 +19,90 @@ package struct JSONWriter: Sendable {
 
     /// Creates an empty writer, optionally reserving space.
     package init(reservingCapacity capacity: Int = 64) {
-        bytes.reserveCapacity(capacity)
+        // Reserved, then filled: `Array(repeating:count:)` allocated through the standard library's unspecialized
+        // generic path (some 500 instructions).
+        storage = []
+        storage.reserveCapacity(Swift.max(capacity, 16))
+        storage.append(contentsOf: repeatElement(0, count: storage.capacity))
+    }
+
+    /// The bytes written so far.
+    package var bytes: [UInt8] {
+        mutating get {
+            if storage.count > length { storage.removeSubrange(length...) }
+            return storage
+        }
     }
 
     /// The document as a string.
-    package var string: String { String(decoding: bytes, as: UTF8.self) }
+    package var string: String { String(decoding: storage[..<length], as: UTF8.self) }
+
+    @inline(__always)
+    private mutating func write(_ byte: UInt8) {
+        if length == storage.count { grow(toHold: length + 1) }
+        storage[length] = byte
+        length += 1
+    }
+
+    @inline(__always)
+    private mutating func write(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let base = source.baseAddress else { return }
+        let end = length + source.count
+        if end > storage.count { grow(toHold: end) }
+        let start = length
+        storage.withUnsafeMutableBufferPointer { target in
+            (target.baseAddress! + start).update(from: base, count: source.count)
+        }
+        length = end
+    }
+
+    private mutating func write(_ text: StaticString) {
+        text.withUTF8Buffer { write($0) }
+    }
+
+    private mutating func appendText(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ write($0) }) != nil { return }
+        var text = text
+        text.withUTF8 { write($0) }
+    }
+
+    private mutating func writeEscape(_ escape: [UInt8]) {
+        escape.withUnsafeBufferPointer { write($0) }
+    }
+
+    /// At least doubles the room, so that a long document grows in few steps.
+    private mutating func grow(toHold count: Int) {
+        storage.append(contentsOf: repeatElement(0, count: Swift.max(count, storage.count * 2) - storage.count))
+    }
 
     private mutating func separate() {
         if afterKey {
             afterKey = false
             return
         }
-        if containers.markInnermost() { bytes.append(UInt8(ascii: ",")) }
+        if containers.markInnermost() { write(UInt8(ascii: ",")) }
     }
 
     package mutating func beginObject() {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        write(UInt8(ascii: "{"))
         containers.open()
     }
 
     package mutating func endObject() {
         containers.close()
-        bytes.append(UInt8(ascii: "}"))
+        write(UInt8(ascii: "}"))
     }
 
     package mutating func beginArray() {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        write(UInt8(ascii: "["))
         containers.open()
     }
 
     package mutating func endArray() {
         containers.close()
-        bytes.append(UInt8(ascii: "]"))
+        write(UInt8(ascii: "]"))
     }
 
     /// Writes an object key; the next call writes its value.
@@ -57,18 +111,18 @@ package struct JSONWriter: Sendable {
         switch key.text {
         case .literal(let name):
             name.withUTF8Buffer { name in
-                bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: name)
-                bytes.append(UInt8(ascii: "\""))
+                write(UInt8(ascii: "\""))
+                write(name)
+                write(UInt8(ascii: "\""))
             }
         case .text(let name):
             appendQuoted(name)
         case .decimal(let number):
-            bytes.append(UInt8(ascii: "\""))
+            write(UInt8(ascii: "\""))
             appendDecimal(negative: false, magnitude: number)
-            bytes.append(UInt8(ascii: "\""))
+            write(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: ":"))
+        write(UInt8(ascii: ":"))
         afterKey = true
     }
 
@@ -96,32 +150,32 @@ package struct JSONWriter: Sendable {
         separate()
         if appendShortDecimal(number) { return }
         if number.isFinite {
-            bytes.append(contentsOf: number.description.utf8)
+            appendText(number.description)
         } else {
-            bytes.append(contentsOf: "null".utf8)
+            write("null")
         }
     }
 
     /// Writes a decimal number exactly as ``DecimalNumber/description`` prints it.
     package mutating func value(_ number: DecimalNumber) {
         separate()
-        bytes.append(contentsOf: number.description.utf8)
+        appendText(number.description)
     }
 
     package mutating func value(_ flag: Bool) {
         separate()
-        bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+        write(flag ? "true" : "false")
     }
 
     package mutating func null() {
         separate()
-        bytes.append(contentsOf: "null".utf8)
+        write("null")
     }
 
     /// Writes pre-serialised JSON (for example a value from ``JSONValue/serialized``) as one value.
     package mutating func rawValue(_ json: [UInt8]) {
         separate()
-        bytes.append(contentsOf: json)
+        json.withUnsafeBufferPointer { write($0) }
     }
 
     /// Convenience: `"name": value` pairs.
@@ -152,7 +206,7 @@ package struct JSONWriter: Sendable {
             let length = address.write(
                 separator: UInt8(ascii: ":"), into: UnsafeMutableBufferPointer(rebasing: text[1...]))
             text[length + 1] = UInt8(ascii: "\"")
-            bytes.append(contentsOf: text)
+            write(UnsafeBufferPointer(text))
         }
     }
 
@@ -170,11 +224,13 @@ package struct JSONWriter: Sendable {
                 text[2 + offset * 2] = Hex.lowercaseDigits[Int(byte & 0x0F)]
             }
             text[text.count - 1] = UInt8(ascii: "\"")
-            bytes.append(contentsOf: text)
+            write(UnsafeBufferPointer(text))
         }
     }
 
     private mutating func appendQuoted(_ text: String) {
+        // Read in place: `withUTF8` needs a mutable copy, a retain and a release for every name written.
+        if text.utf8.withContiguousStorageIfAvailable({ appendQuoted($0) }) != nil { return }
         var text = text
         text.withUTF8 { appendQuoted($0) }
     }
@@ -182,16 +238,16 @@ package struct JSONWriter: Sendable {
     /// Copies the runs of bytes that need no escape in one piece each: nearly every string Gattway writes (names,
     /// units, hex, addresses) is one such run.
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
+        write(UInt8(ascii: "\""))
         var runStart = 0
         while true {
             let escaped = Self.firstToEscape(in: utf8, from: runStart)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<escaped]))
+            write(UnsafeBufferPointer(rebasing: utf8[runStart..<escaped]))
             guard escaped < utf8.count else { break }
             appendEscape(of: utf8[escaped])
             runStart = escaped + 1
         }
-        bytes.append(UInt8(ascii: "\""))
+        write(UInt8(ascii: "\""))
     }
 
     /// The index of the first byte at or after `start` that JSON must escape (a control character, `"`, `\` or
@@ -241,7 +297,7 @@ package struct JSONWriter: Sendable {
                 start -= 1
                 text[start] = UInt8(ascii: "-")
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start...]))
+            write(UnsafeBufferPointer(rebasing: text[start...]))
         }
     }
 
@@ -264,9 +320,9 @@ package struct JSONWriter: Sendable {
             if scaled / scale == magnitude {
                 let whole = UInt64(scaled)
                 appendDecimal(negative: number < 0, magnitude: whole / power)
-                bytes.append(UInt8(ascii: "."))
+                write(UInt8(ascii: "."))
                 guard digits > 0 else {
-                    bytes.append(UInt8(ascii: "0"))
+                    write(UInt8(ascii: "0"))
                     return true
                 }
                 // The fraction with its leading zeros: 25.06 is 2506 / 100, written "25" "." "06".
@@ -276,7 +332,7 @@ package struct JSONWriter: Sendable {
                         text[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction % 10)
                         fraction /= 10
                     }
-                    bytes.append(contentsOf: text)
+                    write(UnsafeBufferPointer(text))
                 }
                 return true
             }
@@ -288,13 +344,13 @@ package struct JSONWriter: Sendable {
 
     private mutating func appendEscape(of byte: UInt8) {
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        case UInt8(ascii: "\""): writeEscape([UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): writeEscape([UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x0A: writeEscape([UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0D: writeEscape([UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0x09: writeEscape([UInt8(ascii: "\\"), UInt8(ascii: "t")])
         default:
-            bytes.append(contentsOf: [
+            writeEscape([
                 UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
                 Hex.lowercaseDigits[Int(byte >> 4)], Hex.lowercaseDigits[Int(byte & 0x0F)],
             ])

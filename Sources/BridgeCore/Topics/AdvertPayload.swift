@@ -31,6 +31,25 @@ package struct AdvertPayload: Sendable, Hashable {
 
     /// The JSON text; keys of the data objects are sorted, so an unchanged advert gives the same bytes.
     package var json: [UInt8] {
+        Self.json(
+            address: address, rssi: rssi, name: name, alias: alias, txPower: txPower,
+            manufacturerData: manufacturerData, serviceData: serviceData)
+    }
+
+    /// The JSON text of a device as BlueZ last described it, written from its state without making the payload
+    /// first: copying its names and data into one, and dropping it, cost fifteen retains and releases for every
+    /// advertisement.
+    package static func json(of state: BLEDeviceState) -> [UInt8] {
+        json(
+            address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
+            txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
+            serviceData: state.serviceData)
+    }
+
+    private static func json(
+        address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
+        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
+    ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         if let address { writer.field("address", address: address) }
@@ -41,13 +60,13 @@ package struct AdvertPayload: Sendable, Hashable {
         if !manufacturerData.isEmpty {
             writer.key("manufacturer_data")
             writer.beginObject()
-            Self.inKeyOrder(manufacturerData) { writer.field(JSONObjectKey(decimal: UInt64($0)), hexOf: $1) }
+            inKeyOrder(manufacturerData) { writer.field(JSONObjectKey(decimal: UInt64($0)), hexOf: $1) }
             writer.endObject()
         }
         if !serviceData.isEmpty {
             writer.key("service_data")
             writer.beginObject()
-            Self.inKeyOrder(serviceData) { writer.field(JSONObjectKey(text: $0), hexOf: $1) }
+            inKeyOrder(serviceData) { writer.field(JSONObjectKey(text: $0), hexOf: $1) }
             writer.endObject()
         }
         writer.endObject()

@@ -60,7 +60,7 @@ import Testing
         let decoded = try decode("40" + hex)
         let measurement = try #require(decoded.measurement(named: name))
         #expect(measurement.value == .number(value))
-        #expect(measurement.unit == unit)
+        #expect(measurement.unit?.description == unit)
     }
 
     @Test func everyBinaryObjectReadsZeroAndOne() throws {
