@@ -405,7 +405,7 @@ final class AdvertPublisher: Sendable {
         if let id = decoded.packetID, !device.packetIDs.accept(packetID: id, from: registration.address, at: now) {
             return
         }
-        if !Self.sameKinds(decoded, device.lastReportedMeasurements) {
+        if !decoded.hasSameKinds(as: device.lastReportedMeasurements) {
             device.lastReportedMeasurements = decoded
             actions.append(.measurementsDecoded(decoded))
         }
@@ -435,21 +435,6 @@ final class AdvertPublisher: Sendable {
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
         outbox.send(MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: stateQoS, retain: true))
-    }
-
-    /// Whether two decoded advertisements carry the same format and kinds of measurement (names, units and
-    /// classes), whatever their values: Home Assistant discovery needs to hear of a change of kinds only.
-    static func sameKinds(_ a: DecodedAdvertisement, _ b: DecodedAdvertisement?) -> Bool {
-        guard let b, a.format == b.format, a.measurements.count == b.measurements.count else { return false }
-        // Compared in place: `zip` copied each measurement out, retaining and releasing its five strings.
-        return a.measurements.withUnsafeBufferPointer { x in
-            b.measurements.withUnsafeBufferPointer { y in
-                x.indices.allSatisfy { index in
-                    x[index].name == y[index].name && x[index].unit == y[index].unit
-                        && x[index].deviceClass == y[index].deviceClass && x[index].stateClass == y[index].stateClass
-                }
-            }
-        }
     }
 
     /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).

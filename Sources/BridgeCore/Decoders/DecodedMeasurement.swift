@@ -37,6 +37,7 @@ package struct DecodedMeasurement: Sendable, Equatable {
         self.deviceClass = deviceClass
         self.stateClass = stateClass
     }
+
 }
 
 /// What a decoder made of one advertisement.
@@ -65,5 +66,24 @@ package struct DecodedAdvertisement: Sendable, Equatable {
     /// The first measurement with this name.
     package func measurement(named name: String) -> DecodedMeasurement? {
         measurements.first { $0.name == name }
+    }
+
+    /// Whether `other` carries the same format and kinds of measurement (names, units and classes), whatever their
+    /// values: Home Assistant discovery needs to hear of a change of kinds only.
+    ///
+    /// Here, beside the type: from another module the comparison copied each measurement out of its list and ran
+    /// `==` of the optional texts unspecialized, through the protocol's witness table.
+    package func hasSameKinds(as other: DecodedAdvertisement?) -> Bool {
+        guard let other, format == other.format, measurements.count == other.measurements.count else { return false }
+        // Through buffers, field by field: `measurements[index]` copied the measurement out (retaining its texts).
+        return measurements.withUnsafeBufferPointer { mine in
+            other.measurements.withUnsafeBufferPointer { theirs in
+                mine.indices.allSatisfy { index in
+                    mine[index].name == theirs[index].name && mine[index].unit == theirs[index].unit
+                        && mine[index].deviceClass == theirs[index].deviceClass
+                        && mine[index].stateClass == theirs[index].stateClass
+                }
+            }
+        }
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Text fixed in the source, such as a unit or a Home Assistant class: copied without reference counting.
 ///
 /// A decoded measurement carries three such texts. As strings, each copy of a measurement retained them and each
@@ -13,11 +17,15 @@ package struct LiteralText: Sendable, Hashable, CustomStringConvertible, Express
     package var description: String { literal.description }
 
     package static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.literal.withUTF8Buffer { left in
-            rhs.literal.withUTF8Buffer { right in
-                left.count == right.count && (left.baseAddress == right.baseAddress || left.elementsEqual(right))
-            }
+        // The same literal is the same bytes at the same address: no closure, no byte compared. A literal of one
+        // Unicode scalar has no address and is compared by its text.
+        guard lhs.literal.hasPointerRepresentation, rhs.literal.hasPointerRepresentation else {
+            return lhs.description == rhs.description
         }
+        let count = lhs.literal.utf8CodeUnitCount
+        guard count == rhs.literal.utf8CodeUnitCount else { return false }
+        return lhs.literal.utf8Start == rhs.literal.utf8Start
+            || memcmp(lhs.literal.utf8Start, rhs.literal.utf8Start, count) == 0
     }
 
     package func hash(into hasher: inout Hasher) {

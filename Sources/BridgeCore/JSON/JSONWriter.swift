@@ -5,12 +5,13 @@ package import BluetoothCore
 /// Commas are inserted automatically; the caller pairs `begin…`/`end…` calls. Strings are escaped per
 /// RFC 8259 (quote, backslash and control characters). Non-finite doubles are written as `null` because JSON
 /// has no representation for them.
-package struct JSONWriter: Sendable {
-    /// The document's bytes, then unused room (zeros) up to the array's count: written in place through
-    /// `write`, where `Array.append(contentsOf:)` cost some 90 instructions a call for the two dozen short pieces
-    /// (keys, quotes, digits) an advertisement's two documents are made of.
-    private var storage: [UInt8]
-    /// How many bytes of `storage` the document holds.
+package struct JSONWriter: ~Copyable {
+    /// The document's bytes, `length` of them in room for `capacity`, written in place: `Array.append` checked the
+    /// array's uniqueness and capacity for each of the two dozen short pieces (keys, quotes, digits) an
+    /// advertisement's two documents are made of, some 90 instructions a piece. Not copyable, so that exactly one
+    /// writer owns the room and frees it.
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
     private var length = 0
     /// Which open containers already have an element (so the next needs a comma), innermost last.
     private var containers = OpenContainers()
@@ -19,40 +20,33 @@ package struct JSONWriter: Sendable {
 
     /// Creates an empty writer, optionally reserving space.
     package init(reservingCapacity capacity: Int = 64) {
-        // Reserved, then filled: `Array(repeating:count:)` allocated through the standard library's unspecialized
-        // generic path (some 500 instructions).
-        storage = []
-        storage.reserveCapacity(Swift.max(capacity, 16))
-        storage.append(contentsOf: repeatElement(0, count: storage.capacity))
+        self.capacity = Swift.max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
     }
 
     /// The bytes written so far.
-    package var bytes: [UInt8] {
-        mutating get {
-            if storage.count > length { storage.removeSubrange(length...) }
-            return storage
-        }
-    }
+    package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: length)) }
 
     /// The document as a string.
-    package var string: String { String(decoding: storage[..<length], as: UTF8.self) }
+    package var string: String { String(decoding: UnsafeBufferPointer(start: base, count: length), as: UTF8.self) }
 
     @inline(__always)
     private mutating func write(_ byte: UInt8) {
-        if length == storage.count { grow(toHold: length + 1) }
-        storage[length] = byte
+        if length == capacity { grow(toHold: length + 1) }
+        base[length] = byte
         length += 1
     }
 
     @inline(__always)
     private mutating func write(_ source: UnsafeBufferPointer<UInt8>) {
-        guard let base = source.baseAddress else { return }
+        guard let start = source.baseAddress else { return }
         let end = length + source.count
-        if end > storage.count { grow(toHold: end) }
-        let start = length
-        storage.withUnsafeMutableBufferPointer { target in
-            (target.baseAddress! + start).update(from: base, count: source.count)
-        }
+        if end > capacity { grow(toHold: end) }
+        (base + length).update(from: start, count: source.count)
         length = end
     }
 
@@ -72,7 +66,12 @@ package struct JSONWriter: Sendable {
 
     /// At least doubles the room, so that a long document grows in few steps.
     private mutating func grow(toHold count: Int) {
-        storage.append(contentsOf: repeatElement(0, count: Swift.max(count, storage.count * 2) - storage.count))
+        let grown = Swift.max(count, capacity * 2)
+        let room = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        room.moveInitialize(from: base, count: length)
+        base.deallocate()
+        base = room
+        capacity = grown
     }
 
     private mutating func separate() {
