@@ -95,7 +95,7 @@ extension BlueZClient {
                 guard
                     let data = value.stringKeyedByteArrays(
                         maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes, maxKeyLength: maxServiceUUIDLength,
-                        reusing: last.serviceData)
+                        reusing: last.serviceData, makeKey: last.serviceUUID(named:))
                 else { return false }
                 last.serviceData = data
                 properties.append(.serviceData(data))
@@ -129,6 +129,12 @@ package final class LastAdvertReport: @unchecked Sendable {
     var path = ""
     var serviceData: [String: [UInt8]] = [:]
     var manufacturerData: [UInt16: [UInt8]] = [:]
+    /// The service UUID keys of the last reports, whichever device sent them, most recent first: among many devices
+    /// the few UUIDs they advertise come again and again, and a key read again reuses its String. Reusing it spares
+    /// an allocation, and a device comparing its service data's key with its last one (`UUIDTextCache`) then finds
+    /// the same storage.
+    package private(set) var serviceUUIDs: [String] = []
+    package static let maxServiceUUIDs = 8
     /// The properties list handed on last, whose storage the next report reuses once the handler let go of it.
     var properties: [BLEDeviceProperty] = []
     /// Where the first RSSI value of the report last read lies: its offset in the bytes read, and its index in
@@ -181,6 +187,22 @@ package final class LastAdvertReport: @unchecked Sendable {
     func forgetBody() {
         bodyRemembered = false
         rssi = nil
+    }
+
+    /// The service UUID key with these UTF-8 bytes: one of `serviceUUIDs`, else made and kept there (in place of
+    /// the oldest once there are `maxServiceUUIDs`).
+    func serviceUUID(named bytes: UnsafeRawBufferPointer) -> String {
+        for index in serviceUUIDs.indices where Self.equal(bytes, &serviceUUIDs[index]) { return serviceUUIDs[index] }
+        let key = String(decoding: bytes, as: UTF8.self)
+        if serviceUUIDs.count == Self.maxServiceUUIDs { serviceUUIDs.removeLast() }
+        serviceUUIDs.insert(key, at: 0)
+        return key
+    }
+
+    private static func equal(_ bytes: UnsafeRawBufferPointer, _ key: inout String) -> Bool {
+        key.withUTF8 { key in
+            key.count == bytes.count && (key.isEmpty || memcmp(key.baseAddress!, bytes.baseAddress!, key.count) == 0)
+        }
     }
 
     func takeProperties() -> [BLEDeviceProperty] {

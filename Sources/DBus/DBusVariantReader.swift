@@ -47,9 +47,11 @@ package struct DBusVariantReader {
     /// keys of at most `maxKeyLength` bytes.
     ///
     /// When the value holds exactly the entries of `previous`, `previous` itself is returned (see
-    /// `uint16KeyedByteArrays`); otherwise a key equal to one of `previous` reuses its String.
+    /// `uint16KeyedByteArrays`); otherwise a key equal to one of `previous` reuses its String, and any other is
+    /// made by `makeKey` (which may hand out a String it keeps) from its UTF-8.
     package mutating func stringKeyedByteArrays(
-        maxEntries: Int, maxBytes: Int, maxKeyLength: Int, reusing previous: [String: [UInt8]] = [:]
+        maxEntries: Int, maxBytes: Int, maxKeyLength: Int, reusing previous: [String: [UInt8]] = [:],
+        makeKey: (UnsafeRawBufferPointer) -> String = { String(decoding: $0, as: UTF8.self) }
     ) -> [String: [UInt8]]? {
         byteArrays(
             signature: "a{sv}", maxEntries: maxEntries, maxBytes: maxBytes, previous: previous,
@@ -57,7 +59,8 @@ package struct DBusVariantReader {
                 guard let name = cursor.string(), name.count <= maxKeyLength else { return nil }
                 return name
             },
-            known: { Self.entry(named: $0, in: previous) }, makeKey: { String(decoding: $0, as: UTF8.self) })
+            known: { Self.entry(named: $0, in: previous) },
+            makeKey: makeKey)
     }
 
     /// A dictionary of `signature` whose variants all hold `ay`, as `previous` itself when it holds exactly its

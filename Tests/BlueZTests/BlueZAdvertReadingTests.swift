@@ -253,4 +253,33 @@ struct BlueZAdvertReadingTests {
             #expect(properties == Self.sequence[index].expected, "report \(index)")
         }
     }
+
+    @Test("service UUID keys read among many devices are kept for reuse, at most eight, the newest first")
+    func serviceUUIDKeysAreKept() async throws {
+        // Twelve devices, each advertising its own UUID, then the first four again: the reports must read as they
+        // would alone, and only the eight newest keys stay.
+        let uuids = (0..<12).map { "0000\(String(0xFC00 + $0, radix: 16))-0000-1000-8000-00805f9b34fb" }
+        let order = Array(0..<12) + Array(0..<4)
+        let reports = order.map { index in
+            (
+                path:
+                    "/org/bluez/hci0/dev_A4_C1_38_B0_01_\(index < 16 ? "0" : "")\(String(index, radix: 16, uppercase: true))",
+                arguments: Self.changed(
+                    Self.device,
+                    [
+                        ("ServiceData", Self.serviceData([(uuids[index], .bytes([UInt8(index)]))])),
+                        ("RSSI", .int16(-60)),
+                    ]),
+                expected: [BLEDeviceProperty.serviceData([uuids[index]: [UInt8(index)]]), .rssi(-60)]
+            )
+        }
+        let last = LastAdvertReport()
+        let received = try await Self.tapped(reports.map { ($0.path, $0.arguments) }) { message in
+            let report = BlueZClient.advertReport(message, after: last)
+            return (report?.path ?? message.path, report?.properties)
+        }
+        #expect(received.map(\.1) == reports.map(\.expected))
+        #expect(last.serviceUUIDs.count == LastAdvertReport.maxServiceUUIDs)
+        #expect(last.serviceUUIDs == [3, 2, 1, 0, 11, 10, 9, 8].map { uuids[$0] })
+    }
 }

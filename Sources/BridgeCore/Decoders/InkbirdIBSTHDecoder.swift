@@ -34,12 +34,14 @@ package struct InkbirdIBSTHDecoder: AdvertisementDecoder {
         guard probe <= 1, battery <= 100 else {
             throw DecoderError(.malformed, "Inkbird IBS-TH: probe flag \(probe) or battery \(battery) out of range")
         }
-        var measurements = [
+        var measurements: [DecodedMeasurement] = []
+        // At most four: grown from one, the list was made three times over.
+        measurements.reserveCapacity(4)
+        measurements.append(
             DecodedMeasurement(
                 name: "temperature",
                 value: .number(scaled(Double(Int16(bitPattern: temperatureField)), by: 0.01)),
-                unit: "°C", deviceClass: "temperature", stateClass: "measurement")
-        ]
+                unit: "°C", deviceClass: "temperature", stateClass: "measurement"))
         if humidity != 0xFFFF, humidity != 0 {
             measurements.append(
                 DecodedMeasurement(
