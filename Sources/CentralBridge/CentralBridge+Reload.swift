@@ -121,6 +121,8 @@ extension CentralBridge {
     /// data to the tree at each sweep took 5 % of Gattway's instructions with a thousand passive advertisers, and
     /// the tree needs that data only when the actor reads it, which syncs. A device the actor last heard longer ago
     /// than the timeout is asked of the advert path instead, which took its reports if anyone did.
+    private static func lastHeard(_ device: inout TrackedDevice) -> BridgeClock.Instant { device.lastHeard }
+
     func releaseUnheardDevices() async {
         let now = clock.now
         let timeout = configuration.bluetooth.unheardTimeout
@@ -130,7 +132,9 @@ extension CentralBridge {
         var index = devices.startIndex
         while index != devices.endIndex {
             defer { devices.formIndex(after: &index) }
-            guard devices.values[index].lastHeard.duration(to: now) >= timeout else { continue }
+            // Read in place (`Self.lastHeard` takes the device inout): the subscript's getter copied the whole device
+            // out, retaining a dozen references, for every device on every sweep.
+            guard Self.lastHeard(&devices.values[index]).duration(to: now) >= timeout else { continue }
             let device = devices.values[index]
             guard case .match = configuration.devices[device.configIndex].selector else { continue }
             if let heard = adverts.lastReport(of: device.path), heard > device.lastHeard {

@@ -14,7 +14,12 @@ package struct SwitchBotMeterDecoder: AdvertisementDecoder {
     }
 
     private static func serviceData(_ facts: AdvertisementFacts) -> [UInt8]? {
-        serviceUUIDs16.lazy.compactMap { facts.serviceData(uuid16: $0) }.first
+        // A loop, not `lazy.compactMap`: its closure copied the facts (five retains and releases) for every
+        // advertisement a decoder set to `auto` looks at.
+        for uuid in serviceUUIDs16 {
+            if let data = facts.serviceData(uuid16: uuid) { return data }
+        }
+        return nil
     }
 
     package func decode(
