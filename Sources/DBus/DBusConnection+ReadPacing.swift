@@ -25,6 +25,9 @@ struct ReadPacing {
     var lastRead: UInt64 = 0
     var lastPauseEnd: UInt64 = 0
 
+    /// Set while the end of a pause reads what it gathered (see `endPause`): the loop need not watch the socket yet.
+    var endingPause = false
+
     var isPaused: Bool { resumeTimer != nil }
 }
 
@@ -81,10 +84,7 @@ extension DBusConnection {
             !takeUrgent(now), pendingCalls.isEmpty
         else { return }
         pacing.resumeTimer = loop.schedule(after: .nanoseconds(Int64(interval))) { [weak self] in
-            self?.loopIsolated { connection in
-                connection.pacing.lastPauseEnd = MonotonicTime.now()
-                connection.resumeReading()
-            }
+            self?.loopIsolated { $0.endPause() }
         }
         readPauses.increment()
         refreshWatches()
@@ -126,6 +126,26 @@ extension DBusConnection {
 
     /// Reads per wake-up at most: 64 reads by libdbus are about 128 KiB, some 300 reports.
     private static let maximumReadsPerWake = 64
+
+    /// A pause ran out. Behind the relay, what it gathered is read at once: letting the loop watch the socket again
+    /// first cost an `epoll_ctl` to add it, an `epoll_wait` that returns at once, and another `epoll_ctl` to remove
+    /// it when the next pause began, for every batch. The loop watches the socket again only when reading does not
+    /// pause again (nothing came, or something that cannot wait).
+    private func endPause() {
+        pacing.lastPauseEnd = MonotonicTime.now()
+        guard handle != nil, let timer = pacing.resumeTimer else { return }
+        if relay != nil {
+            timer.cancel()
+            pacing.resumeTimer = nil
+            loop.expectBurst()
+            pacing.endingPause = true
+            if relayReadOnce(), handle != nil, relay != nil, pacing.interval != nil { readBatch(.relay) }
+            pacing.endingPause = false
+            if !pacing.isPaused { refreshWatches() }
+            return
+        }
+        resumeReading()
+    }
 
     func resumeReading() {
         guard handle != nil, let timer = pacing.resumeTimer else { return }

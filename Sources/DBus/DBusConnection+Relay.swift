@@ -52,15 +52,19 @@ extension DBusConnection {
         if handle != nil, relay != nil, pacing.interval != nil { readBatch(.relay) }
     }
 
-    /// Reads the bus once and takes in the messages that read completed.
-    func relayReadOnce() {
-        guard relay != nil else { return }
+    /// Reads the bus once and takes in the messages that read completed; whether it read anything.
+    @discardableResult
+    func relayReadOnce() -> Bool {
+        guard relay != nil else { return false }
         switch relay!.readBus() {
-        case .read: relayTakeInbound()
-        case .wouldBlock: break
+        case .read:
+            relayTakeInbound()
+            return true
+        case .wouldBlock: return false
         case .ended: stopRelay(nil)
         case .failed(let reason): stopRelay("reading the bus: \(reason)")
         }
+        return false
     }
 
     /// Cuts what was read into messages: each signal a tap reads in place goes to the taps, every other message to
@@ -244,7 +248,7 @@ extension DBusConnection {
     func refreshRelayInterest() {
         guard let relay else { return }
         relay.bus.setInterest(
-            read: !pacing.isPaused && relay.toLibdbus.count < DBusWireRelay.maxPendingToLibdbus,
+            read: !pacing.isPaused && !pacing.endingPause && relay.toLibdbus.count < DBusWireRelay.maxPendingToLibdbus,
             write: !relay.toBus.isEmpty)
         relay.libdbus.setInterest(read: relay.toBus.count < DBusWireRelay.maxPendingToBus, write: false)
     }
