@@ -108,6 +108,9 @@ extension CentralBridge {
         tree.pinnedDevices.formUnion(now)
     }
 
+    /// A device's `lastHeard`, read through `inout`, in place (see `releaseUnheardDevices`).
+    private static func lastHeard(_ device: inout TrackedDevice) -> BridgeClock.Instant { device.lastHeard }
+
     private func publishReloadEvent(released: [String], restartNeeded: [String]) {
         let event = BridgeEvent.configurationReloaded(
             released: released, tracked: devices.count, restartNeeded: restartNeeded)
@@ -121,8 +124,6 @@ extension CentralBridge {
     /// data to the tree at each sweep took 5 % of Gattway's instructions with a thousand passive advertisers, and
     /// the tree needs that data only when the actor reads it, which syncs. A device the actor last heard longer ago
     /// than the timeout is asked of the advert path instead, which took its reports if anyone did.
-    private static func lastHeard(_ device: inout TrackedDevice) -> BridgeClock.Instant { device.lastHeard }
-
     func releaseUnheardDevices() async {
         let now = clock.now
         let timeout = configuration.bluetooth.unheardTimeout

@@ -68,7 +68,7 @@ extension DBusConnection {
         resumeReading()
     }
 
-    /// After a wake-up read the socket behind watch `key` once, with pacing on: when reading may pause (only
+    /// After a wake-up (or the end of a pause, `endPause`) read the socket behind watch `key` once, with pacing on: when reading may pause (only
     /// deferrable signals came, no call awaits its reply, nothing urgent for `quietPeriod`, messages close together),
     /// reads on until the socket is drained, then pauses. libdbus takes about 2 KiB a read: reading on dispatches
     /// the reports gathered during a pause in one turn, so what they publish leaves together (the MQTT client
@@ -134,7 +134,10 @@ extension DBusConnection {
     private func endPause() {
         pacing.lastPauseEnd = MonotonicTime.now()
         guard handle != nil, let timer = pacing.resumeTimer else { return }
-        if relay != nil {
+        // While libdbus has not taken what the relay handed it, the bus is not read (see `refreshRelayInterest`).
+        // Read through the optional, not bound: a copy of the relay would share its buffers, and the read would then
+        // copy them.
+        if let pending = relay?.toLibdbus.count, pending < DBusWireRelay.maxPendingToLibdbus {
             timer.cancel()
             pacing.resumeTimer = nil
             loop.expectBurst()

@@ -46,7 +46,8 @@ extension DBusConnection {
 
     private func relayBusReadable() {
         guard relay != nil, handle != nil else { return }
-        // What a pause gathered is read and dispatched in this turn (see `handleWatch`).
+        // What a pause gathered is read and dispatched in this turn (see `handleWatch`); the end of a pause reads it
+        // itself (`endPause`) unless libdbus was behind, and then it comes here.
         if pacing.interval != nil, pacing.lastPauseEnd > pacing.lastRead { loop.expectBurst() }
         relayReadOnce()
         if handle != nil, relay != nil, pacing.interval != nil { readBatch(.relay) }

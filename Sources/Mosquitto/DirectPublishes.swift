@@ -13,8 +13,9 @@ package import MQTTCore
 /// Order: a packet is added only while libmosquitto holds nothing unsent, so what waits here always goes before
 /// what libmosquitto holds, and the client writes these bytes first.
 package struct DirectPublishes {
-    /// Encoded packets in the first `end` bytes, the first `written` of them written; zeros after `end`, room for
-    /// the packets to come, written in place (extending an array's count for each packet cost more than encoding it).
+    /// Encoded packets in the first `end` bytes, the first `written` of them written; after `end`, room for the
+    /// packets to come (zeros or bytes already written out), written in place: extending an array's count for each
+    /// packet cost more than encoding it.
     private var storage: [UInt8] = []
     private var end = 0
     package private(set) var written = 0

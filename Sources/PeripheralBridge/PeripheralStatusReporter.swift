@@ -93,10 +93,11 @@ final class PeripheralStatusReporter: Sendable {
             }
             writer.endObject()
             writer.endObject()
-            guard state.forced || writer.bytes != state.lastPayload else { return nil }
+            let payload = writer.bytes
+            guard state.forced || payload != state.lastPayload else { return nil }
             state.forced = false
-            state.lastPayload = writer.bytes
-            return MQTTMessage(topic: topic, payload: writer.bytes, qos: .atLeastOnce, retain: true)
+            state.lastPayload = payload
+            return MQTTMessage(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
         }
     }
 }

@@ -254,7 +254,7 @@ struct BlueZAdvertReadingTests {
         }
     }
 
-    @Test("service UUID keys read among many devices are kept for reuse, at most eight, the newest first")
+    @Test("service UUID keys read among many devices are kept for reuse, at most eight, the latest added first")
     func serviceUUIDKeysAreKept() async throws {
         // Twelve devices, each advertising its own UUID, then the first four again: the reports must read as they
         // would alone, and only the eight newest keys stay.

@@ -18,9 +18,11 @@ package struct LiteralText: Sendable, Hashable, CustomStringConvertible, Express
 
     package static func == (lhs: Self, rhs: Self) -> Bool {
         // The same literal is the same bytes at the same address: no closure, no byte compared. A literal of one
-        // Unicode scalar has no address and is compared by its text.
+        // Unicode scalar has no address; its UTF-8 is compared, as `hash` reads it.
         guard lhs.literal.hasPointerRepresentation, rhs.literal.hasPointerRepresentation else {
-            return lhs.description == rhs.description
+            return lhs.literal.withUTF8Buffer { left in
+                rhs.literal.withUTF8Buffer { right in left.elementsEqual(right) }
+            }
         }
         let count = lhs.literal.utf8CodeUnitCount
         guard count == rhs.literal.utf8CodeUnitCount else { return false }
