@@ -129,10 +129,10 @@ package final class LastAdvertReport: @unchecked Sendable {
     var path = ""
     var serviceData: [String: [UInt8]] = [:]
     var manufacturerData: [UInt16: [UInt8]] = [:]
-    /// The service UUID keys of the last reports, whichever device sent them, the latest added first: among many devices
-    /// the few UUIDs they advertise come again and again, and a key read again reuses its String. Reusing it spares
-    /// an allocation, and a device comparing its service data's key with its last one (`UUIDTextCache`) then finds
-    /// the same storage.
+    /// The service UUID keys of the last reports, whichever device sent them, the latest added first: among many
+    /// devices the few UUIDs they advertise come again and again, and a key read again reuses its String. Reusing it
+    /// spares an allocation, and a device comparing its service data's key with its last one (`UUIDTextCache`) then
+    /// finds the same storage.
     package private(set) var serviceUUIDs: [String] = []
     package static let maxServiceUUIDs = 8
     /// The properties list handed on last, whose storage the next report reuses once the handler let go of it.

@@ -68,11 +68,12 @@ extension DBusConnection {
         resumeReading()
     }
 
-    /// After a wake-up (or the end of a pause, `endPause`) read the socket behind watch `key` once, with pacing on: when reading may pause (only
-    /// deferrable signals came, no call awaits its reply, nothing urgent for `quietPeriod`, messages close together),
-    /// reads on until the socket is drained, then pauses. libdbus takes about 2 KiB a read: reading on dispatches
-    /// the reports gathered during a pause in one turn, so what they publish leaves together (the MQTT client
-    /// coalesces the writes of one turn), and the loop does not go round once per 2 KiB.
+    /// After a wake-up (or the end of a pause, `endPause`) read the socket behind watch `key` once, with pacing on:
+    /// when reading may pause (only deferrable signals came, no call awaits its reply, nothing urgent for
+    /// `quietPeriod`, messages close together), reads on until the socket is drained, then pauses. libdbus takes
+    /// about 2 KiB a read: reading on dispatches the reports gathered during a pause in one turn, so what they publish
+    /// leaves together (the MQTT client coalesces the writes of one turn), and the loop does not go round once per
+    /// 2 KiB.
     func readBatch(_ source: ReadSource) {
         guard let interval = pacing.interval, !pacing.isPaused else { return }
         // Each time below was read from the same monotonic clock before `now`.

@@ -262,8 +262,7 @@ struct BlueZAdvertReadingTests {
         let order = Array(0..<12) + Array(0..<4)
         let reports = order.map { index in
             (
-                path:
-                    "/org/bluez/hci0/dev_A4_C1_38_B0_01_\(index < 16 ? "0" : "")\(String(index, radix: 16, uppercase: true))",
+                path: "/org/bluez/hci0/dev_A4_C1_38_B0_01_0" + String(index, radix: 16, uppercase: true),
                 arguments: Self.changed(
                     Self.device,
                     [
