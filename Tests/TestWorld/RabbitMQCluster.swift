@@ -141,15 +141,33 @@ package actor RabbitMQCluster {
             try await waitUntilMQTT(node: index, deadline: deadline, during: "start")
         }
         for (index, node) in nodes.enumerated().dropFirst() {
-            for step in [["stop_app"], ["join_cluster", nodes[0].name], ["start_app"]] {
+            for step in [["stop_app"], ["join_cluster", nodes[0].name]] {
                 _ = try await rabbitmqctl(node, step, timeout: deadline - .now)
             }
+            try await startApp(node, deadline: deadline)
             try await waitUntilMQTT(node: index, deadline: deadline, during: "join_cluster")
         }
         if nodes.count > 1 {
             let running = try await runningNodes()
             guard Set(running) == Set(nodes.map(\.name)) else {
                 throw TestWorldError("the RabbitMQ cluster runs \(running), not \(nodes.map(\.name))")
+            }
+        }
+    }
+
+    /// `start_app` after a join, tried again (three times at most, while time is left) when it fails: under load the
+    /// joining node's check of the cluster's feature flags can time out (`incompatible_feature_flags` with `badrpc
+    /// nodedown`), and a later attempt finds the first node answering.
+    private func startApp(_ node: Node, deadline: ContinuousClock.Instant) async throws {
+        var attempt = 1
+        while true {
+            do {
+                _ = try await rabbitmqctl(node, ["start_app"], timeout: deadline - .now)
+                return
+            } catch {
+                guard attempt < 3, deadline - .now > .seconds(15) else { throw error }
+                attempt += 1
+                try await Task.sleep(for: .seconds(2))
             }
         }
     }
