@@ -8,8 +8,10 @@ Counts the instruction addresses executed at least MINIMUM times in the profile'
 passes 90% of the values in it), and the 64-byte cache lines and 4 KiB pages they fall in, per object file. At a low
 rate every value finds the code cold, so each line it runs is a fetch from memory: the lines, more than the
 instructions, set what a value costs there. With FUNCTIONS, the functions with the most such lines are listed too.
-With --calls it prints how many calls the window made into functions whose name contains PATTERN: the count of values
-when one function runs once per value, for a program that callgrind slows below the rate it was sent values at.
+With --calls it prints how many calls the window made into functions whose name matches PATTERN (a regular expression,
+searched for in the mangled name; anchor it so that closures and specialisations of the function are left out): the
+count of values when one function runs once per value, for a program that callgrind slows below the rate it was sent
+values at.
 """
 import collections
 import re
@@ -74,7 +76,8 @@ def executions(path):
 
 
 def calls_into(path, pattern):
-    """Calls made in the profile into functions whose name contains `pattern`."""
+    """Calls made in the profile into functions whose mangled name matches `pattern` (searched for)."""
+    matcher = re.compile(pattern)
     functions = {}
     callee = None
     total = 0
@@ -84,7 +87,7 @@ def calls_into(path, pattern):
                 callee = resolve(functions, line[4:].rstrip("\n"))
             elif line.startswith("fn="):
                 resolve(functions, line[3:].rstrip("\n"))
-            elif line.startswith("calls=") and callee is not None and pattern in callee:
+            elif line.startswith("calls=") and callee is not None and matcher.search(callee):
                 total += int(line[6:].split()[0])
     return total
 

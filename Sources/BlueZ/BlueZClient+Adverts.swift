@@ -36,10 +36,14 @@ extension BlueZClient {
     package static func advertReport(
         _ message: DBusSignalMessage, after last: LastAdvertReport
     ) -> (path: String, properties: [BLEDeviceProperty])? {
-        let path = message.path(reusing: last.path)
-        if path != last.path { last.forget(for: path) }
+        guard let pathBytes = message.pathBytes else { return nil }
+        let path = last.paths.path(of: pathBytes)
+        // A path kept by the interner is the same as the last one when its identity is (after the table started
+        // over, the same path may come back with another: then the reuse is lost once, nothing else).
+        let samePath = path.identity != 0 ? path.identity == last.pathIdentity : path.path == last.path
+        if !samePath { last.forget(for: path) }
         guard let properties = advertProperties(of: message, reusing: last) else { return nil }
-        return (path, properties)
+        return (path.path, properties)
     }
 
     /// The advert properties of `PropertiesChanged(Device1, {…}, [])`, or nil when it carries any other property,
@@ -127,6 +131,10 @@ extension BlueZClient {
 package final class LastAdvertReport: @unchecked Sendable {
     // @unchecked: confined to the thread of the connection's loop (see above).
     var path = ""
+    /// `path`'s identity in `paths` (0 when it is not kept there).
+    var pathIdentity: UInt64 = 0
+    /// The device paths of the reports read, each made into a String once.
+    var paths = DevicePathInterner()
     var serviceData: [String: [UInt8]] = [:]
     var manufacturerData: [UInt16: [UInt8]] = [:]
     /// The service UUID keys of the last reports, whichever device sent them, the latest added first: among many
@@ -211,9 +219,10 @@ package final class LastAdvertReport: @unchecked Sendable {
     }
 
     /// Starts over for another device's report.
-    func forget(for path: String) {
+    func forget(for path: DevicePathInterner.Interned) {
         forgetBody()
-        self.path = path
+        self.path = path.path
+        pathIdentity = path.identity
         serviceData = [:]
         manufacturerData = [:]
     }

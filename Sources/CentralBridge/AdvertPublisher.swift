@@ -371,14 +371,13 @@ final class AdvertPublisher: Sendable {
     ) {
         let registration = device.registration
         guard registration.decoder != .none else { return }
-        let input = DecodedAdvertInput(
-            manufacturerData: device.state.manufacturerData, serviceData: device.state.serviceData,
-            name: device.state.name)
-        guard input != device.lastDecodedAdvert else { return }
-        device.lastDecodedAdvert = input
+        // Compared in place: an input made first and compared as an optional was copied, retained and released.
+        guard device.lastDecodedAdvert?.isInput(of: device.state) != true else { return }
+        device.lastDecodedAdvert = DecodedAdvertInput(of: device.state)
         let facts = AdvertisementFacts(
-            address: registration.address, manufacturerData: input.manufacturerData,
-            serviceDataByUUIDText: input.serviceData, localName: input.name, uuids: &device.serviceUUIDs)
+            address: registration.address, manufacturerData: device.state.manufacturerData,
+            serviceDataByUUIDText: device.state.serviceData, localName: device.state.name,
+            uuids: &device.serviceUUIDs)
         let context = DecodingContext(bindkey: registration.bindkey, openAESCCM: openAESCCM)
         let decoded: DecodedAdvertisement
         do {

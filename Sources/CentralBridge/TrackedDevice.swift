@@ -70,13 +70,20 @@ struct CommandFailure: Error, Sendable {
 
 /// What a passive decoder reads of an advertisement: bluetoothd reports every RSSI change, and an unchanged packet
 /// is neither decoded (decrypted) again nor mistaken for a replay.
-struct DecodedAdvertInput: Equatable, Sendable {
+struct DecodedAdvertInput: Sendable {
     let manufacturerData: [UInt16: [UInt8]]
     let serviceData: [String: [UInt8]]
     let name: String?
 
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.serviceData.hasSameEntries(as: rhs.serviceData)
-            && lhs.manufacturerData.hasSameEntries(as: rhs.manufacturerData) && lhs.name == rhs.name
+    init(of state: BLEDeviceState) {
+        manufacturerData = state.manufacturerData
+        serviceData = state.serviceData
+        name = state.name
+    }
+
+    /// Whether `state` advertises this input.
+    func isInput(of state: BLEDeviceState) -> Bool {
+        serviceData.hasSameEntries(as: state.serviceData)
+            && manufacturerData.hasSameEntries(as: state.manufacturerData) && name == state.name
     }
 }

@@ -59,6 +59,13 @@ package struct DBusSignalMessage {
         return previous.withCString { strcmp($0, path) == 0 } ? previous : String(cString: path)
     }
 
+    /// The object path's bytes (without the terminating NUL), valid while the message is; nil when it has none.
+    /// Not a generic method taking a closure: called from another module, that would run unspecialized.
+    package var pathBytes: UnsafeRawBufferPointer? {
+        guard let path = pathCharacters else { return nil }
+        return UnsafeRawBufferPointer(start: path, count: strlen(path))
+    }
+
     /// The whole signal decoded, as signal streams see it.
     package var decoded: DBusSignal {
         withLibdbusMessage { pointer in
