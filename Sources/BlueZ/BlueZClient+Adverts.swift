@@ -200,17 +200,11 @@ package final class LastAdvertReport: @unchecked Sendable {
     /// The service UUID key with these UTF-8 bytes: one of `serviceUUIDs`, else made and kept there (in place of
     /// the oldest once there are `maxServiceUUIDs`).
     func serviceUUID(named bytes: UnsafeRawBufferPointer) -> String {
-        for index in serviceUUIDs.indices where Self.equal(bytes, &serviceUUIDs[index]) { return serviceUUIDs[index] }
+        for index in serviceUUIDs.indices where serviceUUIDs[index].hasUTF8(bytes) { return serviceUUIDs[index] }
         let key = String(decoding: bytes, as: UTF8.self)
         if serviceUUIDs.count == Self.maxServiceUUIDs { serviceUUIDs.removeLast() }
         serviceUUIDs.insert(key, at: 0)
         return key
-    }
-
-    private static func equal(_ bytes: UnsafeRawBufferPointer, _ key: inout String) -> Bool {
-        key.withUTF8 { key in
-            key.count == bytes.count && (key.isEmpty || memcmp(key.baseAddress!, bytes.baseAddress!, key.count) == 0)
-        }
     }
 
     func takeProperties() -> [BLEDeviceProperty] {

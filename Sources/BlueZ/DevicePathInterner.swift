@@ -1,3 +1,4 @@
+import BluetoothCore
 import Glibc
 
 /// The device paths of advertisement reports, each made into a String once and handed on as that same String
@@ -46,7 +47,7 @@ package struct DevicePathInterner {
         case .free(let index):
             let path = Self.string(bytes)
             // A path that is not UTF-8 comes out repaired, with other bytes: it would never be found again.
-            guard Self.equal(bytes, path) else { return Interned(path: path, identity: 0) }
+            guard path.hasUTF8(bytes) else { return Interned(path: path, identity: 0) }
             let slot = (hash, path, nextIdentity)
             nextIdentity += 1
             keep(slot, at: index)
@@ -67,7 +68,7 @@ package struct DevicePathInterner {
         var index = Int(truncatingIfNeeded: hash) & mask
         for _ in 0..<Self.maxProbes {
             guard let slot = slots[index] else { return .free(index) }
-            if slot.hash == hash, Self.equal(bytes, slot.path) { return .found(slot) }
+            if slot.hash == hash, slot.path.hasUTF8(bytes) { return .found(slot) }
             index = (index + 1) & mask
         }
         return .full
@@ -128,12 +129,5 @@ package struct DevicePathInterner {
     private static func mix(_ hash: UInt64, _ word: UInt64) -> UInt64 {
         let mixed = (hash ^ word) &* 0x9e37_79b9_7f4a_7c15
         return mixed ^ (mixed >> 32)
-    }
-
-    private static func equal(_ bytes: UnsafeRawBufferPointer, _ path: String) -> Bool {
-        var path = path
-        return path.withUTF8 { kept in
-            kept.count == bytes.count && (kept.isEmpty || memcmp(kept.baseAddress!, bytes.baseAddress!, kept.count) == 0)
-        }
     }
 }

@@ -16,3 +16,17 @@ extension Array where Element == UInt8 {
         }
     }
 }
+
+extension String {
+    /// Whether the string's UTF-8 is exactly `bytes`, compared in place by `memcmp` (a native string is read where
+    /// it lies; `withUTF8` would need a mutable copy, a retain and a release).
+    package func hasUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        func equal(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard utf8.count == bytes.count else { return false }
+            return bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+        }
+        if let same = utf8.withContiguousStorageIfAvailable(equal) { return same }
+        var text = self
+        return text.withUTF8(equal)
+    }
+}

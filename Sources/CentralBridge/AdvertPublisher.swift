@@ -319,7 +319,7 @@ final class AdvertPublisher: Sendable {
     /// The advert flush timer of `device` fired: publishes what it held back.
     private func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) {
         guard device.adverts.flushTimerFired(),
-            let payload = device.adverts.publishIfNew(Self.advertPayload(device.state), at: now), mayPublish
+            let payload = device.adverts.publishIfNew(AdvertPayload.json(of: device.state), at: now), mayPublish
         else { return }
         // Under the lock, as every publication of a device, so that none overtakes another.
         outbox.send(
@@ -348,7 +348,7 @@ final class AdvertPublisher: Sendable {
         switch device.adverts.advertChanged(at: now) {
         case .makeAdvert:
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
-            if let payload = device.adverts.publishIfNew(Self.advertPayload(device.state), at: now), mayPublish {
+            if let payload = device.adverts.publishIfNew(AdvertPayload.json(of: device.state), at: now), mayPublish {
                 outbox.send(
                     MQTTMessage(
                         topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
@@ -434,10 +434,5 @@ final class AdvertPublisher: Sendable {
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
         outbox.send(MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: stateQoS, retain: true))
-    }
-
-    /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
-    static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
-        AdvertPayload.json(of: state)
     }
 }

@@ -88,11 +88,6 @@ extension CentralBridge {
         }
     }
 
-    /// The advert JSON of a device as BlueZ last described it (see ``AdvertPayload``).
-    static func advertPayload(_ state: BLEDeviceState) -> [UInt8] {
-        AdvertPublisher.advertPayload(state)
-    }
-
     /// `bridge/devices` changes at most once a second.
     func markDevicesListDirty() {
         devicesListDirty = true

@@ -252,7 +252,7 @@ extension CentralBridge {
         if let state = tree.devices[path] {
             outbox.send(
                 MQTTMessage(
-                    topic: routes.advertTopic(device.topic), payload: Self.advertPayload(state), qos: .atMostOnce,
+                    topic: routes.advertTopic(device.topic), payload: AdvertPayload.json(of: state), qos: .atMostOnce,
                     retain: true))
         }
         let lastStatePayload = adverts.lastStatePayload(of: path)

@@ -61,11 +61,13 @@ final class Outbox: Sendable {
                 state.queue.append(message)
                 return .nothing
             }
-            state.flushing = true
-            // Nothing waits and no flush is under way, so publishing it now keeps the order. On the client's loop
-            // (the D-Bus connection shares it: advertisements, values) it goes to the client straight away, not
-            // through the queue: two locks a message instead of four, no arrays swapped.
+            // Nothing waits and no flush is under way (the queue holds messages only while `flushing` is set), so
+            // publishing it now keeps the order. On the client's loop (the D-Bus connection shares it:
+            // advertisements, values) it goes to the client straight away, not through the queue: one lock a
+            // message instead of four, no arrays swapped. A message another thread sends meanwhile is concurrent
+            // with this one, and either may go first.
             if inLoop { return .publishInPlace }
+            state.flushing = true
             state.queue.append(message)
             return .flushOnLoop
         }
@@ -76,20 +78,20 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Runs on the MQTT client's loop, `flushing` set for it: offers `message` to the client, then hands on what
-    /// other threads queued meanwhile. Without capacity the message waits first in line, ahead of those, for the
-    /// client to call back.
+    /// Runs on the MQTT client's loop: offers `message` to the client. Without capacity the message waits first in
+    /// line, ahead of what other threads queued meanwhile, and the client calls back when it has capacity (a flush
+    /// those threads queued finds none either, and waits for the same call).
     private func publishInPlace(_ message: MQTTMessage) {
         let result = mqtt.publishOnLoop(message) { [self] in self.flush() }
         if result.failed > 0 {
             droppedCounter.increment(by: result.failed)
             logger.debug("mqtt.publish.failed", metadata: ["count": "\(result.failed)"])
         }
-        guard result.taken > 0 else {
-            state.withLock { $0.queue.insert(message, at: 0) }
-            return
+        guard result.taken == 0 else { return }
+        state.withLock { state in
+            state.queue.insert(message, at: 0)
+            state.flushing = true
         }
-        flush()
     }
 
     /// Runs on the MQTT client's loop: offers everything queued to the client, in order, until the queue is empty

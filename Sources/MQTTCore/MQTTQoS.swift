@@ -8,6 +8,10 @@ package enum MQTTQoS: UInt8, Sendable, Hashable, Comparable, CaseIterable, Custo
     case exactlyOnce = 2
 
     package static func < (lhs: MQTTQoS, rhs: MQTTQoS) -> Bool { lhs.rawValue < rhs.rawValue }
+    // Declared on the type, not left to the protocols' defaults: from another module those ran through the witness
+    // tables, and every publish compares its QoS a few times.
+    package static func > (lhs: MQTTQoS, rhs: MQTTQoS) -> Bool { lhs.rawValue > rhs.rawValue }
+    package static func == (lhs: MQTTQoS, rhs: MQTTQoS) -> Bool { lhs.rawValue == rhs.rawValue }
 
     package var description: String { "QoS \(rawValue)" }
 }
