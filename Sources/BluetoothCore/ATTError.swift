@@ -82,9 +82,11 @@ package struct ATTError: Hashable, Sendable, CustomStringConvertible {
 
     /// The code as `0xNN`, upper-case, as BlueZ prints it.
     package var hexCode: String {
-        let digits = Hex.uppercaseDigits
-        return String(
-            decoding: [UInt8(ascii: "0"), UInt8(ascii: "x"), digits[Int(code >> 4)], digits[Int(code & 0xF)]],
+        String(
+            decoding: [
+                UInt8(ascii: "0"), UInt8(ascii: "x"), Hex.digit(code >> 4, uppercase: true),
+                Hex.digit(code, uppercase: true),
+            ],
             as: UTF8.self)
     }
 

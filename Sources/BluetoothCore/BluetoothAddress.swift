@@ -53,8 +53,8 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
         var out: [UInt8] = []
         out.reserveCapacity(12)
         for byte in bytes {
-            out.append(Hex.lowercaseDigits[Int(byte >> 4)])
-            out.append(Hex.lowercaseDigits[Int(byte & 0x0F)])
+            out.append(Hex.digit(byte >> 4))
+            out.append(Hex.digit(byte))
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -103,8 +103,8 @@ package struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringCon
                 buffer[position] = separator
                 position += 1
             }
-            buffer[position] = Hex.uppercaseDigits[Int(byte >> 4)]
-            buffer[position + 1] = Hex.uppercaseDigits[Int(byte & 0x0F)]
+            buffer[position] = Hex.digit(byte >> 4, uppercase: true)
+            buffer[position + 1] = Hex.digit(byte, uppercase: true)
             position += 2
         }
         return position

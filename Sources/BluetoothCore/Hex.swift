@@ -1,8 +1,16 @@
 /// Hex text, the one helper for every module: lower- or upper-case digits out, tolerant in (case, whitespace, `:`
 /// separators, a `0x` prefix). Kept free of Foundation because parsers of radio bytes and the codecs use it.
 public enum Hex {
-    @usableFromInline package static let lowercaseDigits: [UInt8] = Array("0123456789abcdef".utf8)
-    @usableFromInline package static let uppercaseDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+    /// The hex digit of `nibble` (its low four bits), computed: a table in a global array cost its lazy
+    /// initialiser's check and a bounds check per digit, some fifteen instructions, and every advertisement writes
+    /// dozens of digits.
+    @inlinable
+    public static func digit(_ nibble: UInt8, uppercase: Bool = false) -> UInt8 {
+        let value = nibble & 0x0F
+        // 0xFF when the digit is a letter (value above 9), else 0: the step from '9' + 1 to 'A' (7) or 'a' (39).
+        let letter = 0 &- ((9 &- value) >> 7)
+        return value &+ UInt8(ascii: "0") &+ (letter & (uppercase ? 7 : 39))
+    }
 
     /// The value of one ASCII hex digit, or nil for anything else.
     package static func value(of byte: UInt8) -> UInt8? {
@@ -18,12 +26,11 @@ public enum Hex {
     /// unspecialized, iterating `some Collection` allocated once per byte.
     @inlinable
     public static func encode(_ bytes: some Collection<UInt8>, uppercase: Bool = false) -> [UInt8] {
-        let digits = uppercase ? uppercaseDigits : lowercaseDigits
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
         for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            out.append(digit(byte >> 4, uppercase: uppercase))
+            out.append(digit(byte, uppercase: uppercase))
         }
         return out
     }
@@ -37,11 +44,10 @@ public enum Hex {
 
     /// `value` as exactly `digits` hex digits, zero-padded on the left (higher digits are cut).
     package static func padded(_ value: UInt64, digits: Int, uppercase: Bool = false) -> String {
-        let alphabet = uppercase ? uppercaseDigits : lowercaseDigits
         var out = [UInt8](repeating: UInt8(ascii: "0"), count: digits)
         var remaining = value
         for index in stride(from: digits - 1, through: 0, by: -1) {
-            out[index] = alphabet[Int(remaining & 0x0F)]
+            out[index] = digit(UInt8(truncatingIfNeeded: remaining), uppercase: uppercase)
             remaining >>= 4
         }
         return String(decoding: out, as: UTF8.self)

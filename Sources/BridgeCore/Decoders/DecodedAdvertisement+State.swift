@@ -17,11 +17,15 @@ extension AdvertisementFacts {
         address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
         localName: String?, uuids: inout UUIDTextCache
     ) {
-        var serviceData = AdvertisedServiceData()
+        // Each field set here, not through the memberwise `init`: delegating built the facts aside and copied them
+        // in (every array and string retained, then released), for every advertisement with a new reading.
+        self.address = address
+        self.manufacturerData = manufacturerData
+        self.localName = localName
+        serviceData = AdvertisedServiceData()
         for (uuid, data) in serviceDataByUUIDText {
             if let parsed = uuids.uuid(of: uuid) { serviceData[parsed] = data }
         }
-        self.init(address: address, manufacturerData: manufacturerData, serviceData: serviceData, localName: localName)
     }
 }
 
@@ -54,15 +58,16 @@ extension DecodedAdvertisement {
         // its strings) for every advertisement with a new reading.
         measurements.withUnsafeBufferPointer { list in
             for index in list.indices {
+                writer.key(text: list[index].name)
                 switch list[index].value {
                 case .number(let value):
                     if value == value.rounded(), abs(value) < 1e15 {
-                        writer.field(JSONObjectKey(text: list[index].name), Int(value))
+                        writer.value(Int(value))
                     } else {
-                        writer.field(JSONObjectKey(text: list[index].name), value)
+                        writer.value(value)
                     }
-                case .bool(let value): writer.field(JSONObjectKey(text: list[index].name), value)
-                case .text(let value): writer.field(JSONObjectKey(text: list[index].name), value)
+                case .bool(let value): writer.value(value)
+                case .text(let value): writer.value(value)
                 }
             }
         }

@@ -46,7 +46,8 @@ package struct JSONWriter: ~Copyable {
         guard let start = source.baseAddress else { return }
         let end = length + source.count
         if end > capacity { grow(toHold: end) }
-        (base + length).update(from: start, count: source.count)
+        // A raw copy (memcpy): `update(from:count:)` copied byte by byte.
+        UnsafeMutableRawPointer(base + length).copyMemory(from: start, byteCount: source.count)
         length = end
     }
 
@@ -109,18 +110,24 @@ package struct JSONWriter: ~Copyable {
         separate()
         switch key.text {
         case .literal(let name):
-            name.withUTF8Buffer { name in
-                write(UInt8(ascii: "\""))
-                write(name)
-                write(UInt8(ascii: "\""))
-            }
+            name.withUTF8Buffer { writeQuoted($0, colon: true) }
         case .text(let name):
             appendQuoted(name)
+            write(UInt8(ascii: ":"))
         case .decimal(let number):
             write(UInt8(ascii: "\""))
             appendDecimal(negative: false, magnitude: number)
             write(UInt8(ascii: "\""))
+            write(UInt8(ascii: ":"))
         }
+        afterKey = true
+    }
+
+    /// Writes `name` as an object key, escaped as a string value is; the next call writes its value. The name is
+    /// read where it lies: a `JSONObjectKey` made of it holds a copy (a retain and a release per key).
+    package mutating func key(text name: String) {
+        separate()
+        appendQuoted(name)
         write(UInt8(ascii: ":"))
         afterKey = true
     }
@@ -219,8 +226,8 @@ package struct JSONWriter: ~Copyable {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: data.count * 2 + 2) { text in
             text[0] = UInt8(ascii: "\"")
             for (offset, byte) in data.enumerated() {
-                text[1 + offset * 2] = Hex.lowercaseDigits[Int(byte >> 4)]
-                text[2 + offset * 2] = Hex.lowercaseDigits[Int(byte & 0x0F)]
+                text[1 + offset * 2] = Hex.digit(byte >> 4)
+                text[2 + offset * 2] = Hex.digit(byte)
             }
             text[text.count - 1] = UInt8(ascii: "\"")
             write(UnsafeBufferPointer(text))
@@ -237,16 +244,33 @@ package struct JSONWriter: ~Copyable {
     /// Copies the runs of bytes that need no escape in one piece each: nearly every string Gattway writes (names,
     /// units, hex, addresses) is one such run.
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var escaped = Self.firstToEscape(in: utf8, from: 0)
+        guard escaped < utf8.count else { return writeQuoted(utf8, colon: false) }
         write(UInt8(ascii: "\""))
         var runStart = 0
         while true {
-            let escaped = Self.firstToEscape(in: utf8, from: runStart)
             write(UnsafeBufferPointer(rebasing: utf8[runStart..<escaped]))
             guard escaped < utf8.count else { break }
             appendEscape(of: utf8[escaped])
             runStart = escaped + 1
+            escaped = Self.firstToEscape(in: utf8, from: runStart)
         }
         write(UInt8(ascii: "\""))
+    }
+
+    /// `"run"`, and a colon after it when `colon`: text that needs no escape (nearly every key and string), room
+    /// made once for it all and written in one copy, where a write for each quote and the colon checked the room
+    /// each time.
+    private mutating func writeQuoted(_ run: UnsafeBufferPointer<UInt8>, colon: Bool) {
+        let end = length + run.count + (colon ? 3 : 2)
+        if end > capacity { grow(toHold: end) }
+        base[length] = UInt8(ascii: "\"")
+        if let start = run.baseAddress {
+            UnsafeMutableRawPointer(base + length + 1).copyMemory(from: start, byteCount: run.count)
+        }
+        base[length + 1 + run.count] = UInt8(ascii: "\"")
+        if colon { base[end - 1] = UInt8(ascii: ":") }
+        length = end
     }
 
     /// The index of the first byte at or after `start` that JSON must escape (a control character, `"`, `\` or
@@ -351,7 +375,7 @@ package struct JSONWriter: ~Copyable {
         default:
             writeEscape([
                 UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                Hex.lowercaseDigits[Int(byte >> 4)], Hex.lowercaseDigits[Int(byte & 0x0F)],
+                Hex.digit(byte >> 4), Hex.digit(byte),
             ])
         }
     }
