@@ -6,9 +6,9 @@ import Glibc
 /// made anew cost an allocation, a copy, its release, and a comparison byte by byte wherever it was compared with the
 /// path kept for that device (two Strings of the same storage compare equal at once).
 ///
-/// An open-addressed table found by an FNV-1a hash of the bytes, probing at most `maxProbes` slots: the paths name
-/// devices by their addresses, which a radio peer chooses, so a path whose slots are all taken is simply made anew
-/// (as every path was before), and a full table of the largest size starts over empty. Memory is bounded by
+/// An open-addressed table found by a fast hash of the bytes (`hash`), probing at most `maxProbes` slots: the paths
+/// name devices by their addresses, which a radio peer chooses, so a path whose slots are all taken is simply made
+/// anew (as every path was before), and a full table of the largest size starts over empty. Memory is bounded by
 /// `maxPaths` paths of at most `maxPathLength` bytes.
 ///
 /// Used on the D-Bus connection's loop only, by the tap that owns it.
