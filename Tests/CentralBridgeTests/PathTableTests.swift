@@ -2,8 +2,9 @@ import Testing
 
 @testable import CentralBridge
 
-/// The advert publisher's device table remembers where it found a path last; whatever changes which paths it holds
-/// must make it look again, or a remembered index would point at another device (or trap).
+/// The advert publisher's device table remembers where it found paths lately, by the address of their bytes; whatever
+/// changes which paths it holds must make it look again, or a remembered index would point at another device (or
+/// trap), and a path in another String, or a short one, must be found all the same.
 @Suite("Path table")
 struct PathTableTests {
     static let first = "/org/bluez/hci0/dev_00_00_00_00_00_01"
@@ -54,5 +55,45 @@ struct PathTableTests {
         let again = table.index(of: Self.second)
         #expect(first == nil)
         #expect(again == nil)
+    }
+
+    /// A path made anew from its bytes: the same text in another String, its bytes elsewhere.
+    private static func copy(_ path: String) -> String { String(decoding: Array(path.utf8), as: UTF8.self) }
+
+    /// The value the table finds for `path`, through `index(of:)`; nil when it finds none.
+    private static func found(_ path: String, in table: inout PathTable<Int>) -> Int? {
+        table.index(of: path).map { table[at: $0] }
+    }
+
+    @Test("the same path in another String, and a path short enough to be kept inline, are found")
+    func otherStringsAndShortPaths() {
+        var table = PathTable<Int>()
+        let paths = (0..<100).map { "/org/bluez/hci0/dev_00_00_00_00_00_\($0 / 10)\($0 % 10)" }
+        for (value, path) in paths.enumerated() { table[path] = value }
+        table["/dev_1"] = 1_000
+        table["/dev_2"] = 2_000
+        for _ in 0..<2 {
+            for (value, path) in paths.enumerated() {
+                #expect(Self.found(path, in: &table) == value, "\(path)")
+                #expect(Self.found(Self.copy(path), in: &table) == value, "\(path) copied")
+            }
+            #expect(Self.found("/dev_1", in: &table) == 1_000)
+            #expect(Self.found("/dev_2", in: &table) == 2_000)
+        }
+        #expect(Self.found(Self.copy("/org/bluez/hci0/dev_00_00_00_00_02_00"), in: &table) == nil)
+    }
+
+    @Test("a path remembered and then removed is not found, and one added after it is")
+    func rememberedThenRemoved() {
+        var table = PathTable<Int>()
+        let paths = (0..<40).map { "/org/bluez/hci0/dev_00_00_00_00_01_\($0 / 10)\($0 % 10)" }
+        for (value, path) in paths.enumerated() { table[path] = value }
+        for path in paths { _ = table.index(of: path) }
+        // Removed through the subscript: a remembered index would now be stale.
+        for path in paths.prefix(20) { table[path] = nil }
+        for path in paths.prefix(20) { #expect(Self.found(path, in: &table) == nil, "\(path)") }
+        for (value, path) in paths.enumerated().dropFirst(20) { #expect(Self.found(path, in: &table) == value) }
+        table[paths[0]] = 99
+        #expect(Self.found(paths[0], in: &table) == 99)
     }
 }
