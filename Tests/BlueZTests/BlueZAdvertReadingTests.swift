@@ -189,6 +189,12 @@ struct BlueZAdvertReadingTests {
                 first, service([(bthome, [1, 2]), (other, [9])]),
                 [.serviceData([bthome: [1, 2], other: [9]]), .rssi(-60)]
             ),
+            // The same keys with new bytes, in another order; then one key twice (the last one counts).
+            (
+                first, service([(other, [8]), (bthome, [1, 3])]),
+                [.serviceData([bthome: [1, 3], other: [8]]), .rssi(-60)]
+            ),
+            (first, service([(other, [8]), (other, [7])]), [.serviceData([other: [7]]), .rssi(-60)]),
             (first, service([(bthome, [1, 2])]), [.serviceData([bthome: [1, 2]]), .rssi(-60)]),
             (first, service([(bthome, [1, 2]), (bthome, [1, 2])]), [.serviceData([bthome: [1, 2]]), .rssi(-60)]),
             (first, service([(other, [1, 2])]), [.serviceData([other: [1, 2]]), .rssi(-60)]),
@@ -203,6 +209,11 @@ struct BlueZAdvertReadingTests {
                 first, manufacturer([(0x004C, [2, 21]), (0x0499, [1])]),
                 [.manufacturerData([0x004C: [2, 21], 0x0499: [1]])]
             ),
+            (
+                first, manufacturer([(0x0499, [2]), (0x004C, [2, 22])]),
+                [.manufacturerData([0x004C: [2, 22], 0x0499: [2]])]
+            ),
+            (first, manufacturer([(0x0499, [3]), (0x0499, [4])]), [.manufacturerData([0x0499: [4]])]),
             (first, manufacturer([(0x0499, [1])]), [.manufacturerData([0x0499: [1]])]),
             (first, manufacturer([(0x0499, Array(repeating: 1, count: 1_651))]), nil),
             (first, manufacturer([(0x0499, [1])]), [.manufacturerData([0x0499: [1]])]),
