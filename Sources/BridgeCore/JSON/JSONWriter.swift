@@ -46,7 +46,8 @@ package struct JSONWriter: ~Copyable {
         guard let start = source.baseAddress else { return }
         let end = length + source.count
         if end > capacity { grow(toHold: end) }
-        // A raw copy (memcpy): `update(from:count:)` copied byte by byte.
+        // A raw copy: through `update(from:count:)` the keys and strings of an advertisement cost some 100
+        // instructions more (counted by callgrind).
         UnsafeMutableRawPointer(base + length).copyMemory(from: start, byteCount: source.count)
         length = end
     }
