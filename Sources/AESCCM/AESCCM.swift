@@ -107,8 +107,12 @@ package enum AESCCM {
                 throw .libraryFailure("EVP_CipherUpdate(additional data)")
             }
         }
-        // One spare byte so an empty message still has a valid output pointer.
-        var output = [UInt8](repeating: 0, count: input.count + 1)
+        // One spare byte so an empty message still has a valid output pointer. Reserved, then filled: made with
+        // `Array(repeating:count:)` it was allocated through the standard library's unspecialized path (some 500
+        // instructions, for every encrypted advertisement).
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count + 1)
+        output.append(contentsOf: repeatElement(0, count: input.count + 1))
         let status = output.withUnsafeMutableBufferPointer { buffer in
             EVP_CipherUpdate(context, buffer.baseAddress, &written, input, Int32(input.count))
         }

@@ -84,9 +84,12 @@ private final class DecryptionContext {
     func open(ciphertext: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8]) throws(AESCCMError)
         -> [UInt8]
     {
-        var expectedTag = tag
-        let tagSet = expectedTag.withUnsafeMutableBytes {
-            EVP_CIPHER_CTX_ctrl(pointer, EVP_CTRL_AEAD_SET_TAG, Int32($0.count), $0.baseAddress)
+        // libcrypto copies the tag (into the cipher's parameters) and writes nothing through the pointer, whose
+        // parameter is not const. Read in place: a mutable copy of the tag allocated one for every encrypted
+        // advertisement.
+        let tagSet = tag.withUnsafeBytes { tag in
+            EVP_CIPHER_CTX_ctrl(
+                pointer, EVP_CTRL_AEAD_SET_TAG, Int32(tag.count), UnsafeMutableRawPointer(mutating: tag.baseAddress))
         }
         guard tagSet == 1 else { throw .libraryFailure("EVP_CTRL_AEAD_SET_TAG") }
         guard EVP_CipherInit_ex(pointer, nil, nil, nil, nonce, 0) == 1 else {
