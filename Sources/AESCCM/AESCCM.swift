@@ -28,6 +28,16 @@ package enum AESCCM {
         ).output
     }
 
+    /// `open`, with every part but the key read where it lies.
+    package static func open(
+        ciphertext: UnsafeRawBufferPointer, key: [UInt8], nonce: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+        additionalData: UnsafeRawBufferPointer
+    ) throws(AESCCMError) -> [UInt8] {
+        try open(
+            ciphertext: Array(ciphertext), key: key, nonce: Array(nonce), tag: Array(tag),
+            additionalData: Array(additionalData))
+    }
+
     /// Encrypts `plaintext` and computes its authentication tag of `tagLength` bytes.
     /// - Throws: ``AESCCMError`` `.invalidParameter` for a key, nonce or tag length CCM does not allow.
     package static func seal(
@@ -45,9 +55,17 @@ package enum AESCCM {
     static func validate(
         key: [UInt8], nonce: [UInt8], tagLength: Int, messageLength: Int, additionalDataLength: Int
     ) throws(AESCCMError) {
-        guard key.count == 16 else { throw .invalidParameter("key must be 16 bytes, not \(key.count)") }
-        guard (7...13).contains(nonce.count) else {
-            throw .invalidParameter("nonce must be 7 to 13 bytes, not \(nonce.count)")
+        try validate(
+            keyLength: key.count, nonceLength: nonce.count, tagLength: tagLength, messageLength: messageLength,
+            additionalDataLength: additionalDataLength)
+    }
+
+    static func validate(
+        keyLength: Int, nonceLength: Int, tagLength: Int, messageLength: Int, additionalDataLength: Int
+    ) throws(AESCCMError) {
+        guard keyLength == 16 else { throw .invalidParameter("key must be 16 bytes, not \(keyLength)") }
+        guard (7...13).contains(nonceLength) else {
+            throw .invalidParameter("nonce must be 7 to 13 bytes, not \(nonceLength)")
         }
         guard (4...16).contains(tagLength), tagLength % 2 == 0 else {
             throw .invalidParameter("tag must be 4, 6, 8, 10, 12, 14 or 16 bytes, not \(tagLength)")
@@ -83,7 +101,13 @@ package enum AESCCM {
         guard EVP_CipherInit_ex(context, nil, nil, key, nonce, doEncrypt) == 1 else {
             throw .libraryFailure("EVP_CipherInit_ex(key, nonce)")
         }
-        let output = try update(context, input: input, additionalData: additionalData, encrypting: encrypting)
+        let output = try input.withUnsafeBytes { input in
+            additionalData.withUnsafeBytes { additionalData in
+                Result { () throws(AESCCMError) in
+                    try update(context, input: input, additionalData: additionalData, encrypting: encrypting)
+                }
+            }
+        }.get()
         guard encrypting else { return (output, []) }
         var computedTag = [UInt8](repeating: 0, count: tag.count)
         let tagRead = computedTag.withUnsafeMutableBytes {
@@ -96,14 +120,16 @@ package enum AESCCM {
     /// The updates of one CCM operation on a context that has its key and nonce: the total message length, the
     /// additional data, then the message in a single update, where decryption checks the tag.
     static func update(
-        _ context: OpaquePointer, input: [UInt8], additionalData: [UInt8], encrypting: Bool
+        _ context: OpaquePointer, input: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer,
+        encrypting: Bool
     ) throws(AESCCMError) -> [UInt8] {
         var written: Int32 = 0
         guard EVP_CipherUpdate(context, nil, &written, nil, Int32(input.count)) == 1 else {
             throw .libraryFailure("EVP_CipherUpdate(length)")
         }
         if !additionalData.isEmpty {
-            guard EVP_CipherUpdate(context, nil, &written, additionalData, Int32(additionalData.count)) == 1 else {
+            let bytes = additionalData.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            guard EVP_CipherUpdate(context, nil, &written, bytes, Int32(additionalData.count)) == 1 else {
                 throw .libraryFailure("EVP_CipherUpdate(additional data)")
             }
         }
@@ -113,8 +139,12 @@ package enum AESCCM {
         var output: [UInt8] = []
         output.reserveCapacity(input.count + 1)
         output.append(contentsOf: repeatElement(0, count: input.count + 1))
+        // An empty message has no address; libcrypto reads no byte of it then, but wants a pointer.
+        let inputBytes = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
         let status = output.withUnsafeMutableBufferPointer { buffer in
-            EVP_CipherUpdate(context, buffer.baseAddress, &written, input, Int32(input.count))
+            EVP_CipherUpdate(
+                context, buffer.baseAddress, &written, inputBytes ?? UnsafePointer(buffer.baseAddress),
+                Int32(input.count))
         }
         guard status == 1 else {
             if encrypting { throw .libraryFailure("EVP_CipherUpdate(message)") }

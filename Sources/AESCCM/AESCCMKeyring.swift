@@ -18,6 +18,13 @@ package final class AESCCMKeyring: Sendable {
         let key: [UInt8]
         let nonceLength: Int
         let tagLength: Int
+
+        /// The key's bytes hashed in one piece: an array hashes its count and then each byte on its own, some 500
+        /// instructions for every encrypted advertisement.
+        func hash(into hasher: inout Hasher) {
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(nonceLength &<< 8 | tagLength)
+        }
     }
 
     private let contexts = Mutex<[Lookup: DecryptionContext]>([:])
@@ -32,8 +39,28 @@ package final class AESCCMKeyring: Sendable {
     package func open(
         ciphertext: [UInt8], key: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8] = []
     ) throws(AESCCMError) -> [UInt8] {
+        try ciphertext.withUnsafeBytes { ciphertext in
+            nonce.withUnsafeBytes { nonce in
+                tag.withUnsafeBytes { tag in
+                    additionalData.withUnsafeBytes { additionalData in
+                        Result { () throws(AESCCMError) in
+                            try open(
+                                ciphertext: ciphertext, key: key, nonce: nonce, tag: tag,
+                                additionalData: additionalData)
+                        }
+                    }
+                }
+            }
+        }.get()
+    }
+
+    /// `open`, with every part but the key read where it lies (slices of an advertisement, a nonce on the stack).
+    package func open(
+        ciphertext: UnsafeRawBufferPointer, key: [UInt8], nonce: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+        additionalData: UnsafeRawBufferPointer
+    ) throws(AESCCMError) -> [UInt8] {
         try AESCCM.validate(
-            key: key, nonce: nonce, tagLength: tag.count, messageLength: ciphertext.count,
+            keyLength: key.count, nonceLength: nonce.count, tagLength: tag.count, messageLength: ciphertext.count,
             additionalDataLength: additionalData.count)
         let lookup = Lookup(key: key, nonceLength: nonce.count, tagLength: tag.count)
         return try contexts.withLock { contexts throws(AESCCMError) -> [UInt8] in
@@ -57,7 +84,9 @@ package final class AESCCMKeyring: Sendable {
 
 /// One libcrypto CCM decryption context with its key set (and with it the nonce and tag lengths); each operation
 /// gives it a nonce and a tag. Used only under ``AESCCMKeyring``'s lock.
-private final class DecryptionContext {
+private final class DecryptionContext: @unchecked Sendable {
+    // @unchecked: used only under the keyring's lock (an operation hands it pointers, which are not Sendable, and the
+    // checker would otherwise tie the whole table to the caller's task).
     private let pointer: OpaquePointer
 
     init(key: [UInt8], nonceLength: Int, tagLength: Int) throws(AESCCMError) {
@@ -81,18 +110,18 @@ private final class DecryptionContext {
     deinit { EVP_CIPHER_CTX_free(pointer) }
 
     /// The tag, then the nonce (the key stays), then the updates (`AESCCM.update`).
-    func open(ciphertext: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8]) throws(AESCCMError)
-        -> [UInt8]
-    {
+    func open(
+        ciphertext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+        additionalData: UnsafeRawBufferPointer
+    ) throws(AESCCMError) -> [UInt8] {
         // libcrypto copies the tag (into the cipher's parameters) and writes nothing through the pointer, whose
         // parameter is not const. Read in place: a mutable copy of the tag allocated one for every encrypted
         // advertisement.
-        let tagSet = tag.withUnsafeBytes { tag in
-            EVP_CIPHER_CTX_ctrl(
-                pointer, EVP_CTRL_AEAD_SET_TAG, Int32(tag.count), UnsafeMutableRawPointer(mutating: tag.baseAddress))
-        }
+        let tagSet = EVP_CIPHER_CTX_ctrl(
+            pointer, EVP_CTRL_AEAD_SET_TAG, Int32(tag.count), UnsafeMutableRawPointer(mutating: tag.baseAddress))
         guard tagSet == 1 else { throw .libraryFailure("EVP_CTRL_AEAD_SET_TAG") }
-        guard EVP_CipherInit_ex(pointer, nil, nil, nil, nonce, 0) == 1 else {
+        let nonceBytes = nonce.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        guard EVP_CipherInit_ex(pointer, nil, nil, nil, nonceBytes, 0) == 1 else {
             throw .libraryFailure("EVP_CipherInit_ex(nonce)")
         }
         return try AESCCM.update(pointer, input: ciphertext, additionalData: additionalData, encrypting: false)

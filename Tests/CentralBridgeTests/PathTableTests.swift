@@ -96,4 +96,18 @@ struct PathTableTests {
         table[paths[0]] = 99
         #expect(Self.found(paths[0], in: &table) == 99)
     }
+
+    @Test("more paths than the remembered slots hold, looked up in turns, are each found at their own entry")
+    func crowded() {
+        var table = PathTable<Int>()
+        // Past a quarter of the largest room, slot pairs are shared by several paths that push each other out.
+        let paths = (0..<3_000).map { "/org/bluez/hci0/dev_00_00_00_00_\($0 / 100)_\($0 % 100)" }
+        for (value, path) in paths.enumerated() { table[path] = value }
+        for round in 0..<3 {
+            for (value, path) in paths.enumerated() {
+                #expect(Self.found(path, in: &table) == value, "\(path), round \(round)")
+            }
+        }
+        #expect(Self.found(Self.copy("/org/bluez/hci0/dev_00_00_00_00_99_99"), in: &table) == nil)
+    }
 }

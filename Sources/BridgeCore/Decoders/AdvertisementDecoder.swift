@@ -33,12 +33,35 @@ package struct Bindkey: Sendable, Equatable, CustomStringConvertible {
 
 /// AES-CCM decryption as the decoders need it; BridgeCore has no cipher of its own, the composition root passes
 /// `AESCCM.open` from the AESCCM module.
-/// - Parameters: ciphertext, 16-byte key, nonce, authentication tag, additional authenticated data.
+/// - Parameters: ciphertext, 16-byte key, nonce, authentication tag, additional authenticated data, each but the key
+///   read in place (the decoders' slices of an advertisement and a nonce on the stack, no array made of each).
 /// - Returns: the plaintext; throws when the tag does not match.
 package typealias AESCCMOpening =
     @Sendable (
-        _ ciphertext: [UInt8], _ key: [UInt8], _ nonce: [UInt8], _ tag: [UInt8], _ additionalData: [UInt8]
+        _ ciphertext: UnsafeRawBufferPointer, _ key: [UInt8], _ nonce: UnsafeRawBufferPointer,
+        _ tag: UnsafeRawBufferPointer, _ additionalData: UnsafeRawBufferPointer
     ) throws -> [UInt8]
+
+/// A CCM nonce (at most 16 bytes; CCM's are 7 to 13) built in place: made of an address, ids and counters for every
+/// encrypted advertisement, as arrays it cost an allocation for each piece.
+struct AESCCMNonce {
+    private var storage: (UInt64, UInt64) = (0, 0)
+    private(set) var count = 0
+
+    mutating func append(_ byte: UInt8) {
+        precondition(count < 16, "AESCCMNonce: more than 16 bytes")
+        withUnsafeMutableBytes(of: &storage) { $0[count] = byte }
+        count += 1
+    }
+
+    mutating func append(contentsOf bytes: some Sequence<UInt8>) {
+        for byte in bytes { append(byte) }
+    }
+
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try Swift.withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+}
 
 /// What a decoder may need beyond the advertisement: the device's bindkey and the decryption to use it with.
 package struct DecodingContext: Sendable {
@@ -53,14 +76,23 @@ package struct DecodingContext: Sendable {
 
     /// Decrypts with the bindkey, mapping every failure to a ``DecoderError``.
     func open(
-        ciphertext: [UInt8], nonce: [UInt8], tag: [UInt8], additionalData: [UInt8], format: String
+        ciphertext: ArraySlice<UInt8>, nonce: AESCCMNonce, tag: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>,
+        format: String
     ) throws(DecoderError) -> [UInt8] {
         guard let bindkey, let openAESCCM else {
             throw DecoderError(.missingKey, "\(format) payload is encrypted and no bindkey is configured")
         }
         let plaintext: [UInt8]
         do {
-            plaintext = try openAESCCM(ciphertext, bindkey.bytes, nonce, tag, additionalData)
+            plaintext = try ciphertext.withUnsafeBytes { ciphertext in
+                try nonce.withUnsafeBytes { nonce in
+                    try tag.withUnsafeBytes { tag in
+                        try additionalData.withUnsafeBytes { additionalData in
+                            try openAESCCM(ciphertext, bindkey.bytes, nonce, tag, additionalData)
+                        }
+                    }
+                }
+            }
         } catch {
             // The cipher's own error says only that authentication failed; the code says it for counters.
             throw DecoderError(.decryptionFailed, "\(format) payload did not authenticate: wrong bindkey or altered")
@@ -100,6 +132,39 @@ package enum AdvertisementFormat: String, Sendable, CaseIterable {
         case .eddystone: EddystoneDecoder()
         }
     }
+
+    /// `decoder.recognizes(facts)`, called on the concrete decoder: through `any AdvertisementDecoder` each format
+    /// tried was boxed, called through its witness table and destroyed, for every advertisement with a new reading.
+    func recognizes(_ facts: AdvertisementFacts) -> Bool {
+        switch self {
+        case .bthome: BTHomeDecoder().recognizes(facts)
+        case .mibeacon: MiBeaconDecoder().recognizes(facts)
+        case .pvvx: PVVXDecoder().recognizes(facts)
+        case .atc1441: ATC1441Decoder().recognizes(facts)
+        case .ruuviRAWv2: RuuviRAWv2Decoder().recognizes(facts)
+        case .goveeH5075: GoveeH5075Decoder().recognizes(facts)
+        case .switchBotMeter: SwitchBotMeterDecoder().recognizes(facts)
+        case .inkbirdIBSTH: InkbirdIBSTHDecoder().recognizes(facts)
+        case .iBeacon: IBeaconDecoder().recognizes(facts)
+        case .eddystone: EddystoneDecoder().recognizes(facts)
+        }
+    }
+
+    /// `decoder.decode(facts, context:)`, called on the concrete decoder (see `recognizes`).
+    func decode(_ facts: AdvertisementFacts, context: DecodingContext) throws(DecoderError) -> DecodedAdvertisement {
+        switch self {
+        case .bthome: try BTHomeDecoder().decode(facts, context: context)
+        case .mibeacon: try MiBeaconDecoder().decode(facts, context: context)
+        case .pvvx: try PVVXDecoder().decode(facts, context: context)
+        case .atc1441: try ATC1441Decoder().decode(facts, context: context)
+        case .ruuviRAWv2: try RuuviRAWv2Decoder().decode(facts, context: context)
+        case .goveeH5075: try GoveeH5075Decoder().decode(facts, context: context)
+        case .switchBotMeter: try SwitchBotMeterDecoder().decode(facts, context: context)
+        case .inkbirdIBSTH: try InkbirdIBSTHDecoder().decode(facts, context: context)
+        case .iBeacon: try IBeaconDecoder().decode(facts, context: context)
+        case .eddystone: try EddystoneDecoder().decode(facts, context: context)
+        }
+    }
 }
 
 /// The configuration's `decoder:` choice for one device.
@@ -131,11 +196,10 @@ package enum DecoderSelection: Sendable, Hashable {
         case .none:
             return nil
         case .format(let format):
-            return try format.decoder.decode(facts, context: context)
+            return try format.decode(facts, context: context)
         case .auto:
-            for format in AdvertisementFormat.allCases {
-                let decoder = format.decoder
-                if decoder.recognizes(facts) { return try decoder.decode(facts, context: context) }
+            for format in AdvertisementFormat.allCases where format.recognizes(facts) {
+                return try format.decode(facts, context: context)
             }
             return nil
         }

@@ -37,11 +37,16 @@ package struct BTHomeDecoder: AdvertisementDecoder {
             guard data.count >= 1 + 4 + 4 else {
                 throw DecoderError(.truncated, "BTHome: encrypted payload of \(data.count) bytes lacks counter and MIC")
             }
-            let counterBytes = Array(data[(data.count - 8)..<(data.count - 4)])
-            let tag = Array(data[(data.count - 4)...])
-            let nonce = facts.address.bytes + [0xD2, 0xFC, deviceInformation] + counterBytes
+            // Sliced where they lie, the nonce built in place: as arrays, each piece was an allocation.
+            let counterBytes = data[(data.count - 8)..<(data.count - 4)]
+            var nonce = AESCCMNonce()
+            nonce.append(contentsOf: facts.address.bytes)
+            nonce.append(0xD2)
+            nonce.append(0xFC)
+            nonce.append(deviceInformation)
+            nonce.append(contentsOf: counterBytes)
             objects = try context.open(
-                ciphertext: Array(data[1..<(data.count - 8)]), nonce: nonce, tag: tag,
+                ciphertext: data[1..<(data.count - 8)], nonce: nonce, tag: data[(data.count - 4)...],
                 additionalData: [], format: "BTHome")
             encryptionCounter = LittleEndian.unsigned(counterBytes)
         } else {

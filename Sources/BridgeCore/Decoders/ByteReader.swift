@@ -25,8 +25,13 @@ struct ByteReader {
     }
 
     mutating func bytes(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> [UInt8] {
+        Array(try slice(count, for: field()))
+    }
+
+    /// The next `count` bytes where they lie, without a copy.
+    mutating func slice(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> ArraySlice<UInt8> {
         let start = try take(count, for: field())
-        return Array(bytes[start..<start + count])
+        return bytes[start..<start + count]
     }
 
     // The integer reads below index the bytes in place: a decoder reads a handful per advertisement, and a copy of

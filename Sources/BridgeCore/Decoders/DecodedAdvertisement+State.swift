@@ -52,7 +52,10 @@ extension DecodedAdvertisement {
     /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name (whole numbers as
     /// integers, non-finite ones as null), and the format; the `<device>/state` payload.
     package var stateJSON: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
+        JSONWriter.document { writer in write(into: &writer) }
+    }
+
+    private func write(into writer: inout JSONWriter) {
         writer.beginObject()
         // Read in place: `for measurement in measurements` copied each one out (four retains and four releases of
         // its strings) for every advertisement with a new reading.
@@ -73,7 +76,6 @@ extension DecodedAdvertisement {
         }
         writer.field("format", format.rawValue)
         writer.endObject()
-        return writer.bytes
     }
 
     /// `temperature 21.5 °C, battery 93 %`: the measurements for people.

@@ -8,6 +8,8 @@ import BluetoothCore
 /// packets are refused as unsupported, and so are plain objects from a device that has a bindkey. Object types not in ``MiBeaconObjects`` are skipped by their length.
 package struct MiBeaconDecoder: AdvertisementDecoder {
     package static let serviceUUID16: UInt16 = 0xFE95
+    /// The additional authenticated data of an encrypted packet.
+    private static let additionalData: [UInt8] = [0x11]
 
     package init() {}
 
@@ -23,7 +25,7 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         let data = try facts.boundedServiceData(uuid16: Self.serviceUUID16, format: "MiBeacon")
         var reader = ByteReader(data, context: "MiBeacon")
         let frameControl = UInt16(try reader.uintLE(2, "frame control"))
-        let productID = try reader.bytes(2, for: "product id")
+        let productID = try reader.slice(2, for: "product id")
         let frameCounter = try reader.uint8("frame counter")
         let version = frameControl >> 12
         guard (2...5).contains(version) else {
@@ -31,8 +33,8 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         }
         guard frameControl & 0x0080 == 0 else { throw DecoderError(.unsupported, "MiBeacon: mesh packet") }
         if frameControl & 0x0010 != 0 {
-            let mac = try reader.bytes(6, for: "MAC")
-            guard Array(mac.reversed()) == facts.address.bytes else {
+            let mac = try reader.slice(6, for: "MAC")
+            guard mac.reversed().elementsEqual(facts.address.bytes) else {
                 throw DecoderError(.malformed, "MiBeacon: MAC in the payload is not the advertiser's address")
             }
         }
@@ -43,7 +45,7 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         guard frameControl & 0x0040 != 0 else {
             return DecodedAdvertisement(format: .mibeacon, measurements: [], packetID: UInt32(frameCounter))
         }
-        let rest = try reader.bytes(reader.remaining, for: "objects")
+        let rest = try reader.slice(reader.remaining, for: "objects")
         guard frameControl & 0x0008 != 0 else {
             // With a bindkey only authenticated values count; a plain packet would let anyone set them.
             guard context.bindkey == nil else {
@@ -51,7 +53,7 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
                     .notEncrypted, "MiBeacon: the device has a bindkey but these objects are not encrypted")
             }
             return DecodedAdvertisement(
-                format: .mibeacon, measurements: try Self.decodeObjects(rest),
+                format: .mibeacon, measurements: try Self.decodeObjects(Array(rest)),
                 packetID: UInt32(frameCounter))
         }
         guard version >= 4 else {
@@ -61,12 +63,16 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         guard rest.count >= 3 + 4 else {
             throw DecoderError(.truncated, "MiBeacon: encrypted objects of \(rest.count) bytes lack counter and MIC")
         }
-        let extendedCounter = Array(rest[(rest.count - 7)..<(rest.count - 4)])
-        let tag = Array(rest[(rest.count - 4)...])
-        let nonce = Array(facts.address.bytes.reversed()) + productID + [frameCounter] + extendedCounter
+        // Sliced where they lie (a slice keeps its base's indices).
+        let extendedCounter = rest[(rest.endIndex - 7)..<(rest.endIndex - 4)]
+        var nonce = AESCCMNonce()
+        nonce.append(contentsOf: facts.address.bytes.reversed())
+        nonce.append(contentsOf: productID)
+        nonce.append(frameCounter)
+        nonce.append(contentsOf: extendedCounter)
         let objects = try context.open(
-            ciphertext: Array(rest[..<(rest.count - 7)]), nonce: nonce, tag: tag,
-            additionalData: [0x11], format: "MiBeacon")
+            ciphertext: rest[..<(rest.endIndex - 7)], nonce: nonce, tag: rest[(rest.endIndex - 4)...],
+            additionalData: Self.additionalData[...], format: "MiBeacon")
         let counter = UInt32(frameCounter) | LittleEndian.unsigned(extendedCounter) << 8
         return DecodedAdvertisement(
             format: .mibeacon, measurements: try Self.decodeObjects(objects),

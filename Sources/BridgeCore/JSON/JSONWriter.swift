@@ -13,6 +13,8 @@ package struct JSONWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private var length = 0
+    /// Whether `base` is the writer's to free: false while it writes into room lent by `document(_:)`.
+    private var ownsRoom = true
     /// Which open containers already have an element (so the next needs a comma), innermost last.
     private var containers = OpenContainers()
     /// True right after a key, so the following value takes no comma.
@@ -24,8 +26,29 @@ package struct JSONWriter: ~Copyable {
         base = .allocate(capacity: self.capacity)
     }
 
+    /// A writer whose room is `room`, lent for as long as the writer lives (see `document(_:)`).
+    private init(lent room: UnsafeMutableBufferPointer<UInt8>) {
+        base = room.baseAddress!
+        capacity = room.count
+        ownsRoom = false
+    }
+
     deinit {
-        base.deallocate()
+        if ownsRoom { base.deallocate() }
+    }
+
+    /// Room on the stack for `document(_:)`: the payloads written for every advertisement (a state, an advert) fit.
+    static let documentRoom = 512
+
+    /// The bytes of one document that `write` writes, made in room on the stack (on the heap only past
+    /// `documentRoom` bytes): a writer's own room allocated and freed for each payload was two of an
+    /// advertisement's allocations, the only others being the payloads themselves.
+    package static func document(_ write: (inout JSONWriter) -> Void) -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: documentRoom) { room in
+            var writer = JSONWriter(lent: room)
+            write(&writer)
+            return writer.bytes
+        }
     }
 
     /// The bytes written so far.
@@ -71,9 +94,10 @@ package struct JSONWriter: ~Copyable {
         let grown = Swift.max(count, capacity * 2)
         let room = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
         room.moveInitialize(from: base, count: length)
-        base.deallocate()
+        if ownsRoom { base.deallocate() }
         base = room
         capacity = grown
+        ownsRoom = true
     }
 
     private mutating func separate() {

@@ -50,7 +50,17 @@ package struct AdvertPayload: Sendable, Hashable {
         address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
         manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
     ) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
+        JSONWriter.document { writer in
+            write(
+                address: address, rssi: rssi, name: name, alias: alias, txPower: txPower,
+                manufacturerData: manufacturerData, serviceData: serviceData, into: &writer)
+        }
+    }
+
+    private static func write(
+        address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
+        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], into writer: inout JSONWriter
+    ) {
         writer.beginObject()
         if let address { writer.field("address", address: address) }
         if let rssi { writer.field("rssi", rssi) }
@@ -70,7 +80,6 @@ package struct AdvertPayload: Sendable, Hashable {
             writer.endObject()
         }
         writer.endObject()
-        return writer.bytes
     }
 
     /// Calls `body` for each entry in key order. Most adverts carry one entry, which needs no sorted copy.

@@ -156,7 +156,7 @@ import Testing
     @Test func theDecoderHandsTheCipherTheSpecifiedNonceTagAndCiphertext() throws {
         let recorder = Recorder()
         let context = DecodingContext(bindkey: key) { ciphertext, key, nonce, tag, aad in
-            recorder.calls.append((ciphertext, key, nonce, tag, aad))
+            recorder.calls.append((Array(ciphertext), key, Array(nonce), Array(tag), Array(aad)))
             return bytes("02ca0903bf13")
         }
         let decoded = try BTHomeDecoder().decode(published, context: context)
@@ -185,12 +185,12 @@ import Testing
     }
 
     @Test func anEncryptedPacketTooShortForCounterAndMICIsTruncated() {
-        let context = DecodingContext(bindkey: key) { ciphertext, _, _, _, _ in ciphertext }
+        let context = DecodingContext(bindkey: key) { ciphertext, _, _, _, _ in Array(ciphertext) }
         #expect(errorCode(BTHomeDecoder(), serviceFacts(0xFCD2, "4100112233782372"), context: context) == .truncated)
     }
 
     @Test func aPlainPacketFromADeviceWithABindkeyIsRefusedAsNotEncrypted() {
-        let context = DecodingContext(bindkey: key) { ciphertext, _, _, _, _ in ciphertext }
+        let context = DecodingContext(bindkey: key) { ciphertext, _, _, _, _ in Array(ciphertext) }
         let plain = serviceFacts(0xFCD2, "4002ca0903bf13", address: "54:48:E6:8F:80:A5")
         #expect(errorCode(BTHomeDecoder(), plain, context: context) == .notEncrypted)
     }

@@ -90,9 +90,9 @@ import Testing
         let recorder = Recorder()
         let context = DecodingContext(bindkey: Bindkey(hex: "e9ea895fac7cca6d30532432a516f3a8")) {
             _, _, nonce, tag, aad in
-            recorder.nonce = nonce
-            recorder.aad = aad
-            recorder.tag = tag
+            recorder.nonce = Array(nonce)
+            recorder.aad = Array(aad)
+            recorder.tag = Array(tag)
             return bytes("061002cc01")
         }
         let decoded = try decoder.decode(
@@ -108,7 +108,9 @@ import Testing
     }
 
     @Test func plainObjectsFromADeviceWithABindkeyAreRefusedAsNotEncrypted() {
-        let context = DecodingContext(bindkey: Bindkey(hex: "e9ea895fac7cca6d30532432a516f3a8")) { c, _, _, _, _ in c }
+        let context = DecodingContext(bindkey: Bindkey(hex: "e9ea895fac7cca6d30532432a516f3a8")) { c, _, _, _, _ in
+            Array(c)
+        }
         #expect(
             errorCode(
                 decoder, facts("5020aa01a3bf2e3b342d580d1004b40095020a10013b", address: "58:2D:34:3B:2E:BF"),

@@ -187,6 +187,30 @@ import Testing
         #expect(writer.string == "[" + nested + ",{}]")
     }
 
+    /// A document written in room on the stack moves to the heap when it outgrows that room: the same bytes as a
+    /// writer with room of its own, whether it stays below the room, ends on its edge or grows past it.
+    @Test(arguments: [0, 1, 200, 244, 245, 246, 600, 5_000])
+    func documentOnTheStackGrowsOntoTheHeap(length: Int) throws {
+        let text = String((0..<length).map { Character(Unicode.Scalar(UInt8(0x61 + $0 % 26))) })
+        func write(_ writer: inout JSONWriter) {
+            writer.beginObject()
+            writer.field("text", text)
+            writer.field("again", text)
+            writer.endObject()
+        }
+        var own = JSONWriter()
+        write(&own)
+        let document = JSONWriter.document { write(&$0) }
+        #expect(document == own.bytes)
+        #expect(document.count == 2 * length + 22)
+        let nested = JSONWriter.document { outer in
+            outer.beginArray()
+            outer.rawValue(JSONWriter.document { write(&$0) })
+            outer.endArray()
+        }
+        #expect(nested == Array("[".utf8) + own.bytes + Array("]".utf8))
+    }
+
     @Test func readerParsesWhatTheWriterWrites() throws {
         let text = #" {"a": [1, -2.5e3, true, null], "b": {"c": "\u00e9\ud83d\ude00"}, "n": 12345678901234567890} "#
         let value = try JSONValue(parsing: Array(text.utf8))
