@@ -254,7 +254,7 @@ extension AdvertisementFacts {
 
     /// The manufacturer data of a company, refused when longer than an advertisement allows.
     func boundedManufacturerData(companyID: UInt16, format: String) throws(DecoderError) -> [UInt8] {
-        guard let data = manufacturerData[companyID] else {
+        guard let data = manufacturerData(companyID: companyID) else {
             throw DecoderError(
                 .notThisFormat, "no \(format) manufacturer data (company 0x\(String(companyID, radix: 16)))")
         }

@@ -31,4 +31,16 @@ package struct AdvertisementFacts: Sendable, Equatable {
 
     /// The service data advertised for a 16-bit assigned UUID.
     package func serviceData(uuid16: UInt16) -> [UInt8]? { serviceData[BluetoothUUID(uuid16: uuid16)] }
+
+    /// The manufacturer data of a company. An advertisement carries one company's data or none nearly always, and
+    /// each format tried looks here: its one key is compared, where the dictionary hashed the id every time.
+    package func manufacturerData(companyID: UInt16) -> [UInt8]? {
+        switch manufacturerData.count {
+        case 0: return nil
+        case 1:
+            guard let only = manufacturerData.first, only.key == companyID else { return nil }
+            return only.value
+        default: return manufacturerData[companyID]
+        }
+    }
 }

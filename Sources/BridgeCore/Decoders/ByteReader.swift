@@ -1,11 +1,17 @@
 /// A cursor over hostile bytes: every read checks the remaining length and throws ``DecoderError`` `.truncated`
 /// instead of trapping.
 struct ByteReader {
-    private let bytes: [UInt8]
+    /// The bytes read; `offset` counts from their start, whatever the slice's own indices.
+    private let bytes: ArraySlice<UInt8>
     private(set) var offset: Int
     private let context: String
 
     init(_ bytes: [UInt8], context: String) {
+        self.init(bytes[...], context: context)
+    }
+
+    /// A reader of a slice, read where it lies (an object of a packet, say).
+    init(_ bytes: ArraySlice<UInt8>, context: String) {
         self.bytes = bytes
         self.offset = 0
         self.context = context
@@ -16,12 +22,13 @@ struct ByteReader {
 
     /// Checks that `count` bytes remain and moves past them; returns where they start. Field names are built only
     /// for an error: a name such as "object 0x1004" made on every read was a formatted string per object.
+    /// The index in `bytes` where the next `count` bytes start, checked and moved past.
     private mutating func take(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> Int {
         guard count >= 0, count <= remaining else {
             throw DecoderError(.truncated, "\(context): \(field()) needs \(count) bytes, \(max(remaining, 0)) left")
         }
         defer { offset += count }
-        return offset
+        return bytes.startIndex + offset
     }
 
     mutating func bytes(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> [UInt8] {

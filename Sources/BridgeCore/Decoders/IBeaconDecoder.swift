@@ -9,7 +9,7 @@ package struct IBeaconDecoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .iBeacon }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        guard let data = facts.manufacturerData[Self.companyID], data.count >= 2 else { return false }
+        guard let data = facts.manufacturerData(companyID: Self.companyID), data.count >= 2 else { return false }
         return data[0] == 0x02 && data[1] == 0x15
     }
 

@@ -88,12 +88,25 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         while !reader.isAtEnd {
             let type = UInt16(try reader.uintLE(2, "object type"))
             let length = Int(try reader.uint8("object length"))
-            let value = try reader.bytes(length, for: "object 0x\(String(type, radix: 16))")
-            for var measurement in try MiBeaconObjects.measurements(type: type, value: value) {
-                measurement.name = namer.name(measurement.name)
-                measurements.append(measurement)
+            let value = try reader.slice(length, for: "object 0x\(String(type, radix: 16))")
+            switch try MiBeaconObjects.measurements(type: type, value: value) {
+            case .none:
+                break
+            case .one(let measurement):
+                Self.append(measurement, to: &measurements, namer: &namer)
+            case .two(let first, let second):
+                Self.append(first, to: &measurements, namer: &namer)
+                Self.append(second, to: &measurements, namer: &namer)
             }
         }
         return measurements
+    }
+
+    private static func append(
+        _ measurement: DecodedMeasurement, to measurements: inout [DecodedMeasurement], namer: inout MeasurementNamer
+    ) {
+        var measurement = measurement
+        measurement.name = namer.name(measurement.name)
+        measurements.append(measurement)
     }
 }

@@ -15,7 +15,7 @@ package struct RuuviRAWv2Decoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .ruuviRAWv2 }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.manufacturerData[Self.companyID]?.first == 0x05
+        facts.manufacturerData(companyID: Self.companyID)?.first == 0x05
     }
 
     package func decode(

@@ -239,6 +239,25 @@ import Testing
         #expect(try DecoderSelection.auto.decode(manufacturerFacts(0x1234, "00"), context: DecodingContext()) == nil)
     }
 
+    /// One company's data is looked up by comparing its key, several by the dictionary: a format is found by its
+    /// company either way, and not found when its company is missing.
+    @Test func aCompanyIsFoundAmongSeveral() throws {
+        let ruuviData = bytes("0512fc5394c37c0004fffc040cac364200cdcbb8334c884f")
+        for others in [[:], [0x004C: bytes("1005")], [0x004C: bytes("1005"), 0x0006: bytes("01")]]
+            as [[UInt16: [UInt8]]]
+        {
+            var data = others
+            data[0x0499] = ruuviData
+            let facts = AdvertisementFacts(address: address("A4:C1:38:00:00:01"), manufacturerData: data)
+            #expect(facts.manufacturerData(companyID: 0x0499) == ruuviData)
+            #expect(facts.manufacturerData(companyID: 0x0498) == nil)
+            let decoded = try DecoderSelection.auto.decode(facts, context: DecodingContext())
+            #expect(decoded?.format == .ruuviRAWv2, "beside \(others.count) other companies")
+            let without = AdvertisementFacts(address: address("A4:C1:38:00:00:01"), manufacturerData: others)
+            #expect(without.manufacturerData(companyID: 0x0499) == nil)
+        }
+    }
+
     @Test func noneAndAnExplicitFormat() throws {
         #expect(try DecoderSelection.none.decode(serviceFacts(0xFCD2, "4002ca09"), context: DecodingContext()) == nil)
         #expect(throws: DecoderError.self) {
