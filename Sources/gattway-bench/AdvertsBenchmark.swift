@@ -31,7 +31,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var workloads: String = "crowd,100,500,100r,500r,100w"
     @Option(
         help:
-            "Receivers to run (comma-separated: c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish, gattway); the ratio columns need c and c-publish."
+            "Receivers to run (comma-separated: c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish, gattway, gattway-baseline); the ratio columns need c and c-publish."
     )
     var receivers: String = "c,c-publish,c-batch,gattway"
     @Option(
@@ -39,6 +39,11 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             "The gattway binary (default: .build/release/gattway of this package if built, else the one next to this program)."
     )
     var gattway: String?
+    @Option(
+        help:
+            "Another gattway binary, run by the receiver gattway-baseline in the same rounds as the one under test (a build of another commit, copied aside)."
+    )
+    var baseline: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
 
@@ -49,7 +54,13 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         }
         guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be from 1 to 20") }
         _ = try selectedWorkloads()
-        _ = try selectedReceivers()
+        let kinds = try selectedReceivers()
+        if kinds.contains(.gattwayBaseline) {
+            guard let baseline else { throw ValidationError("the receiver gattway-baseline needs --baseline") }
+            guard FileManager.default.isExecutableFile(atPath: baseline) else {
+                throw ValidationError("--baseline \(baseline) is not an executable file")
+            }
+        }
     }
 
     private func selectedWorkloads() throws -> [AdvertsWorkload] {
@@ -63,7 +74,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     private func selectedReceivers() throws -> [AdvertsReceiverKind] {
         try BenchLocations.list(
             receivers, of: "receiver",
-            choices: "c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish and/or gattway"
+            choices:
+                "c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish, gattway and/or gattway-baseline"
         ) {
             AdvertsReceiverKind(rawValue: $0)
         }
@@ -72,6 +84,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     func run() async throws {
         let (located, packageRoot, build) = try BenchLocations.underTest(gattway: gattway, simulator: simulator)
         progress("… gattway under test: \(located.gattway) (\(build) build)")
+        if let baseline { progress("… gattway-baseline: \(baseline)") }
         let kinds = try selectedReceivers()
 
         let scratch = NSTemporaryDirectory() + "gattway-bench-receiver-\(getpid())"
@@ -93,7 +106,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             let seconds = max(duration, Double(minimumAdverts) / workload.nominalRate)
             let runner = AdvertsReceiverRunner(
                 stage: stage, workload: workload, receiverBinary: scratch + "/receiver", gattwayPath: located.gattway,
-                simulatorPath: located.simulator, warmUp: .milliseconds(Int(warmUp * 1000)),
+                baselinePath: baseline, simulatorPath: located.simulator, warmUp: .milliseconds(Int(warmUp * 1000)),
                 window: .milliseconds(Int(seconds * 1000)))
             do {
                 try await workload.prepare(stage)

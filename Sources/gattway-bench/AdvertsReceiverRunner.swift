@@ -20,6 +20,10 @@ enum AdvertsReceiverKind: String, Sendable {
     /// Receives as `cRawBatching` does and publishes as `cPublishing` does.
     case cRawBatchPublishing = "c-raw-batch-publish"
     case gattway
+    /// Another build of Gattway (`--baseline`), measured in the same rounds as the one under test: a change that
+    /// moves time but not instructions (code layout, batching) shows only beside its baseline, as windows of
+    /// separate runs differ by a third.
+    case gattwayBaseline = "gattway-baseline"
 
     var title: String {
         switch self {
@@ -30,10 +34,11 @@ enum AdvertsReceiverKind: String, Sendable {
         case .cRawBatching: "C raw batch"
         case .cRawBatchPublishing: "C raw+MQTT"
         case .gattway: "Gattway"
+        case .gattwayBaseline: "Gattway base"
         }
     }
 
-    var isC: Bool { self != .gattway }
+    var isC: Bool { self != .gattway && self != .gattwayBaseline }
 
     /// A C program that publishes every advertisement it receives.
     var publishes: Bool { self == .cPublishing || self == .cBatchPublishing || self == .cRawBatchPublishing }
@@ -44,7 +49,7 @@ enum AdvertsReceiverKind: String, Sendable {
         let batch = ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)"]
         let broker = publishes ? ["127.0.0.1", "\(port)"] : []
         return switch self {
-        case .gattway: []
+        case .gattway, .gattwayBaseline: []
         case .c, .cPublishing: ["hci0"] + broker
         case .cBatching, .cBatchPublishing: batch + ["hci0"] + broker
         case .cRawBatching, .cRawBatchPublishing: ["-r"] + batch + ["hci0"] + broker
@@ -89,6 +94,8 @@ struct AdvertsReceiverRunner {
     let workload: AdvertsWorkload
     let receiverBinary: String
     let gattwayPath: String
+    /// The build `gattway-baseline` runs.
+    let baselinePath: String?
     let simulatorPath: String
     let warmUp: Duration
     let window: Duration
@@ -110,10 +117,13 @@ struct AdvertsReceiverRunner {
             let program = BenchProcess.cProgram(receiverBinary, kind.arguments(port: Int(stage.port)))
             process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))
-        case .gattway:
+        case .gattway, .gattwayBaseline:
             let configuration = try writeConfiguration()
+            guard let path = kind == .gattway ? gattwayPath : baselinePath else {
+                throw BenchError("the receiver gattway-baseline needs --baseline")
+            }
             process = try BenchProcess(
-                gattwayPath, ["run", "--config", configuration], environment: environment, logPath: log)
+                path, ["run", "--config", configuration], environment: environment, logPath: log)
             try await waitForFirstState(process)
         }
         do {

@@ -90,7 +90,7 @@ struct AdvertsReport {
         // On repeats CPU is divided by the reports sent, so a Gattway that stopped publishing would still look
         // cheap: its states must keep up with the sensor's new readings (one a second).
         for row in rows
-        where row.receiver == .gattway && row.workload.countsReports
+        where !row.receiver.isC && row.workload.countsReports
             && Double(row.received) < row.seconds * Self.newReadingsShare
         {
             Swift.print(
