@@ -1,3 +1,5 @@
+import Glibc
+
 /// A synchronous signal handler and its rule.
 ///
 /// A class: every signal walks the taps, and copying a struct out of the table retained and released each of the
@@ -7,17 +9,66 @@ final class SignalTap: Sendable {
     /// Signals this tap matches first may wait for paced reading (see `DBusConnection.paceReading`).
     let defersReading: Bool
     let handler: @Sendable (DBusSignalMessage) -> Bool
+    /// The rule's fields as C strings, made once: every signal is compared with each tap's.
+    private let fields: MatchRuleFields
 
     init(rule: DBusMatchRule, defersReading: Bool, handler: @escaping @Sendable (DBusSignalMessage) -> Bool) {
         self.rule = rule
         self.defersReading = defersReading
         self.handler = handler
+        fields = MatchRuleFields(rule)
     }
 
     /// Matched here, inside the tap, where the rule is read in place: matched from outside, every signal copied
     /// the rule out of each tap it was offered to (retaining and releasing its six strings).
-    func matches(_ fields: inout DBusMessageFields, owners: TrackedOwners) -> Bool {
-        rule.matches(&fields, owners: owners)
+    func matches(_ message: inout DBusMessageFields, owners: TrackedOwners) -> Bool {
+        fields.matches(&message, owners: owners)
+    }
+}
+
+/// A rule's interface, member, path and first argument as C strings, compared with a signal's header fields by
+/// `strcmp` alone: through the rule's Strings each comparison made the String's C form first (some 50 instructions,
+/// six times a signal among two taps). The fields that tell the taps of one program apart (member, first argument)
+/// are compared before the sender, whose owner is looked up.
+private final class MatchRuleFields: Sendable {
+    // Sendable: written once by init, read only, freed by deinit.
+    nonisolated(unsafe) private let interface: UnsafeMutablePointer<CChar>?
+    nonisolated(unsafe) private let member: UnsafeMutablePointer<CChar>?
+    nonisolated(unsafe) private let path: UnsafeMutablePointer<CChar>?
+    nonisolated(unsafe) private let arg0: UnsafeMutablePointer<CChar>?
+    /// The rule's path namespace and sender, checked as the rule itself checks them; nil when it names neither.
+    private let rest: DBusMatchRule?
+
+    init(_ rule: DBusMatchRule) {
+        interface = rule.interface.flatMap { strdup($0) }
+        member = rule.member.flatMap { strdup($0) }
+        path = rule.path.flatMap { strdup($0) }
+        arg0 = rule.arg0.flatMap { strdup($0) }
+        rest =
+            rule.sender == nil && rule.pathNamespace == nil
+            ? nil : DBusMatchRule(sender: rule.sender, pathNamespace: rule.pathNamespace)
+    }
+
+    deinit {
+        free(interface)
+        free(member)
+        free(path)
+        free(arg0)
+    }
+
+    /// `rule.matches(&message, owners:)` of the rule these fields were made of: the same conjunction in another
+    /// order.
+    func matches(_ message: inout DBusMessageFields, owners: TrackedOwners) -> Bool {
+        if let member, !Self.equal(message.member, member) { return false }
+        if let arg0, !Self.equal(message.firstArgument(), arg0) { return false }
+        if let interface, !Self.equal(message.interface, interface) { return false }
+        if let path, !Self.equal(message.path, path) { return false }
+        return rest?.matches(&message, owners: owners) ?? true
+    }
+
+    private static func equal(_ field: UnsafePointer<CChar>?, _ expected: UnsafeMutablePointer<CChar>) -> Bool {
+        guard let field else { return false }
+        return strcmp(field, expected) == 0
     }
 }
 

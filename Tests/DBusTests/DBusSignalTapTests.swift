@@ -58,6 +58,51 @@ struct DBusSignalTapTests {
         }
     }
 
+    /// A tap compares its rule's fields as C strings made once, in an order of its own: every field must still
+    /// hold, and a signal that misses any one of them goes to the streams.
+    @Test(
+        "a tap's rule filters by path, path namespace, first argument and sender as a stream's does",
+        arguments: DBusReader.allCases)
+    func tapRuleFiltersEveryField(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
+            let interface = "org.gattway.Test"
+            let everything = try await world.client.signals(matching: DBusMatchRule(interface: interface))
+            let taken = Mutex<[String]>([])
+            let take: @Sendable (DBusSignal) -> Bool = { signal in
+                taken.withLock { $0.append("\(signal.path) \(signal.arguments.first?.string ?? "-")") }
+                return true
+            }
+            _ = try await world.client.tapSignals(
+                matching: DBusMatchRule(
+                    sender: world.server.uniqueName, interface: interface, member: "Take", path: "/exact",
+                    arg0: "first")
+            ) { take($0) }
+            _ = try await world.client.tapSignals(
+                matching: DBusMatchRule(
+                    sender: world.server.uniqueName, interface: interface, member: "Take", pathNamespace: "/tree",
+                    arg0: "first")
+            ) { take($0) }
+            _ = try await world.client.tapSignals(
+                matching: DBusMatchRule(sender: ":1.999999", interface: interface, member: "Other")
+            ) { take($0) }
+            for (path, name, first) in [
+                ("/exact", "Take", "first"), ("/exact", "Take", "second"), ("/exact/below", "Take", "first"),
+                ("/tree/below", "Take", "first"), ("/treetop", "Take", "first"), ("/tree", "Keep", "first"),
+                ("/exact", "Other", "first"),
+            ] {
+                try await world.server.emitSignal(
+                    path: path, interface: interface, name: name, arguments: [.string(first)])
+            }
+            let streamed = try await DBusSignalTests.collect(5, from: everything)
+            #expect(
+                streamed.map { "\($0.path) \($0.member) \($0.arguments.first?.string ?? "-")" } == [
+                    "/exact Take second", "/exact/below Take first", "/treetop Take first", "/tree Keep first",
+                    "/exact Other first",
+                ])
+            #expect(taken.withLock { $0 } == ["/exact first", "/tree/below first"])
+        }
+    }
+
     @Test(
         "taps are offered a signal in registration order, up to the one that takes it, also after a removal",
         arguments: DBusReader.allCases)
