@@ -40,10 +40,10 @@ private final class MatchRuleFields: Sendable {
     private let rest: DBusMatchRule?
 
     init(_ rule: DBusMatchRule) {
-        interface = rule.interface.flatMap { strdup($0) }
-        member = rule.member.flatMap { strdup($0) }
-        path = rule.path.flatMap { strdup($0) }
-        arg0 = rule.arg0.flatMap { strdup($0) }
+        interface = Self.cString(rule.interface)
+        member = Self.cString(rule.member)
+        path = Self.cString(rule.path)
+        arg0 = Self.cString(rule.arg0)
         rest =
             rule.sender == nil && rule.pathNamespace == nil
             ? nil : DBusMatchRule(sender: rule.sender, pathNamespace: rule.pathNamespace)
@@ -64,6 +64,13 @@ private final class MatchRuleFields: Sendable {
         if let interface, !Self.equal(message.interface, interface) { return false }
         if let path, !Self.equal(message.path, path) { return false }
         return rest?.matches(&message, owners: owners) ?? true
+    }
+
+    private static func cString(_ text: String?) -> UnsafeMutablePointer<CChar>? {
+        guard let text else { return nil }
+        // Out of memory ends the process, as any Swift allocation does: a field lost here would match every signal.
+        guard let copy = strdup(text) else { fatalError("MatchRuleFields: out of memory copying \(text)") }
+        return copy
     }
 
     private static func equal(_ field: UnsafePointer<CChar>?, _ expected: UnsafeMutablePointer<CChar>) -> Bool {

@@ -20,9 +20,9 @@ struct ByteReader {
     var remaining: Int { bytes.count - offset }
     var isAtEnd: Bool { offset >= bytes.count }
 
-    /// Checks that `count` bytes remain and moves past them; returns where they start. Field names are built only
-    /// for an error: a name such as "object 0x1004" made on every read was a formatted string per object.
-    /// The index in `bytes` where the next `count` bytes start, checked and moved past.
+    /// Checks that `count` bytes remain and moves past them; returns where they start, as an index of `bytes`.
+    /// Field names are built only for an error: a name such as "object 0x1004" made on every read was a formatted
+    /// string per object.
     private mutating func take(_ count: Int, for field: @autoclosure () -> String) throws(DecoderError) -> Int {
         guard count >= 0, count <= remaining else {
             throw DecoderError(.truncated, "\(context): \(field()) needs \(count) bytes, \(max(remaining, 0)) left")

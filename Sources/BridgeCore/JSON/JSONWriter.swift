@@ -41,8 +41,8 @@ package struct JSONWriter: ~Copyable {
     static let documentRoom = 512
 
     /// The bytes of one document that `write` writes, made in room on the stack (on the heap only past
-    /// `documentRoom` bytes): a writer's own room allocated and freed for each payload was two of an
-    /// advertisement's allocations, the only others being the payloads themselves.
+    /// `documentRoom` bytes): a writer's own room was an allocation and a free for each payload, two for every
+    /// advertisement with a new reading (its state and its advert).
     package static func document(_ write: (inout JSONWriter) -> Void) -> [UInt8] {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: documentRoom) { room in
             var writer = JSONWriter(lent: room)
