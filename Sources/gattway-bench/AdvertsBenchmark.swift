@@ -137,7 +137,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             await stage.stop()
         }
         AdvertsReport(
-            rows: rows, rounds: rounds, gattwayBinary: "\(located.gattway) (\(build) build)",
+            rows: rows, rounds: rounds, gattwayBinary: "\(located.gattway) (\(build) build)", baselineBinary: baseline,
             compileCommand: compileCommand
         )
         .print()

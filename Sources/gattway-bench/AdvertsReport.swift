@@ -7,6 +7,8 @@ struct AdvertsReport {
     let rows: [AdvertsRow]
     let rounds: Int
     let gattwayBinary: String
+    /// The build the receiver `gattway-baseline` ran, when it ran.
+    let baselineBinary: String?
     let compileCommand: String
 
     /// Below this share of the asked rate the simulator, not the receiver, set the pace.
@@ -22,6 +24,9 @@ struct AdvertsReport {
         Swift.print(
             "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (crowd: 0.5 s, 1 new/s: 1 s), advert_batch \(AdvertsWorkload.advertBatchMilliseconds) ms (at most advert_min_interval), MQTT QoS 0"
         )
+        if let baselineBinary, rows.contains(where: { $0.receiver == .gattwayBaseline }) {
+            Swift.print("Gattway base: \(baselineBinary), with the same configuration")
+        }
         if !compileCommand.isEmpty {
             Swift.print(
                 "C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT; C rcv batch: with -b \(AdvertsWorkload.advertBatchMilliseconds); C batch+MQTT: both; C raw batch and C raw+MQTT: with -r, reading the bus without libdbus), built with:"
