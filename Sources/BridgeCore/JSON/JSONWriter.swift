@@ -38,7 +38,8 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Room on the stack for `document(_:)`: the payloads written for every advertisement (a state, an advert) fit.
-    static let documentRoom = 512
+    /// Computed, not a stored `static let`, which every document would read through its lazy initialiser's check.
+    static var documentRoom: Int { 512 }
 
     /// The bytes of one document that `write` writes, made in room on the stack (on the heap only past
     /// `documentRoom` bytes): a writer's own room was an allocation and a free for each payload, two for every
