@@ -56,6 +56,7 @@ extension DBusConnection {
                     return
                 }
                 pendingCalls[token] = PendingCall(pending: pending, box: box)
+                sentCalls.increment()
                 if pacing.interval != nil { noteCallSent() }
                 // No dispatch can run between send and set_notify: both happen in this turn of our loop.
                 dbus_pending_call_set_notify(

@@ -41,7 +41,11 @@ extension DBusConnection {
         return result
     }
 
+    /// Whether `name` has an owner on the bus. A name this connection follows already (a signal rule names it as
+    /// its sender) is answered from the NameOwnerChanged signals read so far, without a call: a health check asking
+    /// every few seconds would otherwise end paced reading (`paceReading`) for its quiet period each time.
     package func nameHasOwner(_ name: String) async throws -> Bool {
+        if let tracked = trackedOwners[name], tracked.known { return tracked.owner != nil }
         let reply = try await callBus("NameHasOwner", [.string(name)])
         guard let owned = reply.first?.bool else {
             throw DBusError(name: DBusError.failed, message: "NameHasOwner(\(name)) gave an unexpected reply \(reply)")

@@ -27,6 +27,9 @@ struct TrackedOwner {
     var users: Int
     /// NameOwnerChanged signals seen so far: a GetNameOwner reply is stale when one arrived while it was awaited.
     var changes = 0
+    /// `owner` is the bus's answer (GetNameOwner replied, or a NameOwnerChanged came), not the initial nil.
+    var known: Bool { answered || changes > 0 }
+    var answered = false
 }
 
 /// The tracked owners by well-known name: a program names one or two services, and every signal matched against a
@@ -122,7 +125,10 @@ extension DBusConnection {
         let owner = try await getNameOwner(name)
         // The reply resumes this task only after the signals dispatched with it, so a NameOwnerChanged handled
         // meanwhile may be newer than the reply: then the signal's owner stands.
-        if let tracked = trackedOwners[name], tracked.changes == 0 { trackedOwners[name]!.owner = owner }
+        if let tracked = trackedOwners[name], tracked.changes == 0 {
+            trackedOwners[name]!.owner = owner
+            trackedOwners[name]!.answered = true
+        }
     }
 
     private func untrackOwner(of name: String) {

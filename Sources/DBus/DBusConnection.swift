@@ -33,6 +33,7 @@ package actor DBusConnection: LoopActor {
     var pacing = ReadPacing()
     let readPauses = DBusCounter()
     let refusedCalls = DBusCounter()
+    let sentCalls = DBusCounter()
 
     var objects: [String: ExportedObject] = [:]
     var objectManagerRoots: Set<String> = []
@@ -101,6 +102,9 @@ package actor DBusConnection: LoopActor {
 
     /// Signals dropped by all of this connection's streams because their buffers were full.
     package nonisolated var droppedSignalCount: Int { droppedSignals.value }
+
+    /// Method calls this connection sent (each awaiting its reply).
+    package nonisolated var sentCallCount: Int { sentCalls.value }
 
     /// Calls to exported objects refused because the caller was not the one allowed (see
     /// `restrictExportedObjects(toOwnerOf:)`).

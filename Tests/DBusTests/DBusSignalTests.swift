@@ -112,6 +112,44 @@ struct DBusSignalTests {
         }
     }
 
+    @Test(
+        "a name a rule follows is answered from NameOwnerChanged without a call; any other name asks the bus",
+        arguments: DBusReader.allCases)
+    func followedNameHasOwnerWithoutACall(reader: DBusReader) async throws {
+        try await DBusTestBus.with(reader: reader) { world in
+            let name = "org.gattway.Owner"
+            // A rule naming the well-known sender makes the connection follow who owns it.
+            let followed = try await world.client.signals(
+                matching: DBusMatchRule(sender: name, interface: "org.gattway.Test"))
+            let calls = world.client.sentCallCount
+            #expect(try await world.client.nameHasOwner(name) == false)
+            #expect(world.client.sentCallCount == calls)
+
+            let owner = try await DBusConnection.connect(
+                to: .address(world.bus.address), name: "owner", logger: DBusTestBus.logger)
+            #expect(try await owner.requestName(name) == .primaryOwner)
+            try await Self.waitForOwner(of: name, on: world.client, toBe: true)
+            #expect(world.client.sentCallCount == calls)
+            await owner.close()
+            try await Self.waitForOwner(of: name, on: world.client, toBe: false)
+            #expect(world.client.sentCallCount == calls)
+
+            // Not followed: the bus answers.
+            #expect(try await world.client.nameHasOwner(world.server.uniqueName))
+            #expect(world.client.sentCallCount == calls + 1)
+            _ = followed
+        }
+    }
+
+    /// Asks `connection` whether `name` has an owner until the answer is `owned`, failing after 20 s.
+    static func waitForOwner(of name: String, on connection: DBusConnection, toBe owned: Bool) async throws {
+        try await withDeadline(.seconds(20), "\(name) \(owned ? "owned" : "released")") {
+            while try await connection.nameHasOwner(name) != owned {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
     @Test("a stream ends when its connection closes", arguments: DBusReader.allCases)
     func streamsEndOnClose(reader: DBusReader) async throws {
         try await DBusTestBus.with(reader: reader) { world in
