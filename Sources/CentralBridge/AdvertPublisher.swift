@@ -52,7 +52,10 @@ final class AdvertPublisher: Sendable {
         /// RSSI here are newer than what the actor's event stream may still bring.
         var reportsTaken = false
         var adverts: AdvertThrottle<BridgeClock.Instant>
-        var lastDecodedAdvert: DecodedAdvertInput?
+        /// The name, manufacturer or service data changed since the decoder last read them (or it never did):
+        /// bluetoothd reports every RSSI change, and an unchanged packet is neither decoded (decrypted) again nor
+        /// mistaken for a replay.
+        var decoderInputChanged = true
         var lastStatePayload: [UInt8] = []
         var lastStatePublished: BridgeClock.Instant?
         var pendingStatePayload: [UInt8]?
@@ -267,7 +270,10 @@ final class AdvertPublisher: Sendable {
         device.lastReport = now
         device.reportsTaken = true
         device.unsynced = true
-        return (true, device.state.apply(properties), firstSinceSync)
+        var dataChanged = false
+        let changed = device.state.apply(properties, dataChanged: &dataChanged)
+        if dataChanged { device.decoderInputChanged = true }
+        return (true, changed, firstSinceSync)
     }
 
     /// The actor's path: the device's advert-visible state is now `deviceState` (from the tree).
@@ -287,6 +293,7 @@ final class AdvertPublisher: Sendable {
                 merged.manufacturerData = device.state.manufacturerData
                 merged.serviceData = device.state.serviceData
             }
+            if !merged.hasSameAdvertisedData(as: device.state) { device.decoderInputChanged = true }
             device.state = merged
             let actions = update(
                 &device, refusals: &state.refusals, encryptionCounters: &state.encryptionCounters, at: now,
@@ -371,9 +378,10 @@ final class AdvertPublisher: Sendable {
     ) {
         let registration = device.registration
         guard registration.decoder != .none else { return }
-        // Compared in place: an input made first and compared as an optional was copied, retained and released.
-        guard device.lastDecodedAdvert?.isInput(of: device.state) != true else { return }
-        device.lastDecodedAdvert = DecodedAdvertInput(of: device.state)
+        // Known from the merge, not from a copy of the last input kept to compare: each report's data would then
+        // be compared twice, and the copy retained and released.
+        guard device.decoderInputChanged else { return }
+        device.decoderInputChanged = false
         let facts = AdvertisementFacts(
             address: registration.address, manufacturerData: device.state.manufacturerData,
             serviceDataByUUIDText: device.state.serviceData, localName: device.state.name,

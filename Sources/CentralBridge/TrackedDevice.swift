@@ -67,23 +67,3 @@ struct CommandFailure: Error, Sendable {
         CommandFailure(name: "gattway.Error.\(code)", message: message)
     }
 }
-
-/// What a passive decoder reads of an advertisement: bluetoothd reports every RSSI change, and an unchanged packet
-/// is neither decoded (decrypted) again nor mistaken for a replay.
-struct DecodedAdvertInput: Sendable {
-    let manufacturerData: [UInt16: [UInt8]]
-    let serviceData: [String: [UInt8]]
-    let name: String?
-
-    init(of state: BLEDeviceState) {
-        manufacturerData = state.manufacturerData
-        serviceData = state.serviceData
-        name = state.name
-    }
-
-    /// Whether `state` advertises this input.
-    func isInput(of state: BLEDeviceState) -> Bool {
-        serviceData.hasSameEntries(as: state.serviceData)
-            && manufacturerData.hasSameEntries(as: state.manufacturerData) && name == state.name
-    }
-}

@@ -32,12 +32,22 @@ package struct BLEDeviceState: Sendable, Hashable {
     /// duplicates on, bluetoothd repeats a device's data in every report, and this runs for each one.
     @discardableResult
     package mutating func apply(_ properties: [BLEDeviceProperty]) -> Bool {
+        var dataChanged = false
+        return apply(properties, dataChanged: &dataChanged)
+    }
+
+    /// As `apply(_:)`; also sets `dataChanged` when the name, the manufacturer or the service data changed: what a
+    /// passive decoder reads of an advertisement.
+    package mutating func apply(_ properties: [BLEDeviceProperty], dataChanged: inout Bool) -> Bool {
         var changed = false
         for property in properties {
             switch property {
             case .address(let value): address = value
             case .addressType(let value): addressType = value
-            case .name(let value): changed = Self.set(&name, value) || changed
+            case .name(let value):
+                guard Self.set(&name, value) else { continue }
+                changed = true
+                dataChanged = true
             case .alias(let value): changed = Self.set(&alias, value) || changed
             case .rssi(let value): changed = Self.set(&rssi, value) || changed
             case .txPower(let value): changed = Self.set(&txPower, value) || changed
@@ -50,13 +60,21 @@ package struct BLEDeviceState: Sendable, Hashable {
                 guard !manufacturerData.hasSameEntries(as: value) else { continue }
                 manufacturerData = value
                 changed = true
+                dataChanged = true
             case .serviceData(let value):
                 guard !serviceData.hasSameEntries(as: value) else { continue }
                 serviceData = value
                 changed = true
+                dataChanged = true
             }
         }
         return changed
+    }
+
+    /// Whether `other` advertises the same name, manufacturer and service data: what a passive decoder reads.
+    package func hasSameAdvertisedData(as other: BLEDeviceState) -> Bool {
+        serviceData.hasSameEntries(as: other.serviceData)
+            && manufacturerData.hasSameEntries(as: other.manufacturerData) && name == other.name
     }
 
     /// Sets `field` to `value` when they differ; returns whether they did. An equal value is not assigned, so the
