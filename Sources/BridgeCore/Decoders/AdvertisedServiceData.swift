@@ -16,6 +16,14 @@ package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictiona
         for (uuid, data) in elements { self[uuid] = data }
     }
 
+    /// The entries of service data as bluetoothd keys it, by UUID text read through `uuids`; a key that names no
+    /// UUID is skipped.
+    package init(byUUIDText entries: [String: [UInt8]], uuids: inout UUIDTextCache) {
+        for (text, data) in entries {
+            if let uuid = uuids.uuid(of: text) { self[uuid] = data }
+        }
+    }
+
     /// How many UUIDs carry data.
     package var count: Int { (first == nil ? 0 : 1) + rest.count }
 
@@ -26,7 +34,7 @@ package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictiona
             return rest.first(where: { $0.uuid == uuid })?.data
         }
         set {
-            if first?.uuid == uuid {
+            if holdsFirst(uuid) {
                 first = nil
             } else if let index = rest.firstIndex(where: { $0.uuid == uuid }) {
                 rest.remove(at: index)
@@ -37,6 +45,13 @@ package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictiona
             }
             if first == nil { first = (uuid, newValue) } else { rest.append((uuid, newValue)) }
         }
+    }
+
+    /// Whether `first` holds `uuid`. Compared as UUIDs: `first?.uuid == uuid` compared optionals, through the generic
+    /// `==` of Optional and BluetoothUUID's witness table, for every entry set.
+    private func holdsFirst(_ uuid: BluetoothUUID) -> Bool {
+        guard let held = first?.uuid else { return false }
+        return held == uuid
     }
 
     /// The same UUIDs with the same data, in whatever order they came.

@@ -60,14 +60,26 @@ struct ByteReader {
         return LittleEndian.signed(bytes[start..<start + width])
     }
 
+    /// An unsigned big-endian integer of 1 to 4 bytes.
     mutating func uintBE(_ width: Int, _ field: String) throws(DecoderError) -> UInt32 {
-        let start = try take(width, for: field)
-        return LittleEndian.unsigned(bytes[start..<start + width].reversed())
+        bigEndian(at: try take(width, for: field), width)
     }
 
+    /// A two's complement big-endian integer of 1 to 4 bytes.
     mutating func intBE(_ width: Int, _ field: String) throws(DecoderError) -> Int32 {
         let start = try take(width, for: field)
-        return LittleEndian.signed(bytes[start..<start + width].reversed())
+        let kept = min(width, 4)
+        guard kept > 0 else { return 0 }
+        let shift = UInt32(32 - 8 * kept)
+        return Int32(bitPattern: bigEndian(at: start, width) << shift) >> Int32(shift)
+    }
+
+    /// The last four (at most) of the `width` bytes at `start`, the first of them most significant. Read by index:
+    /// through a reversed slice each read retained and released the bytes and went through the generic collection.
+    private func bigEndian(at start: Int, _ width: Int) -> UInt32 {
+        var value: UInt32 = 0
+        for index in start + width - min(width, 4)..<start + width { value = value << 8 | UInt32(bytes[index]) }
+        return value
     }
 }
 

@@ -19,16 +19,10 @@ extension AdvertisementFacts {
     ) {
         // Each field set here, not through the memberwise `init`: delegating built the facts aside and copied them
         // in (every array and string retained, then released), for every advertisement with a new reading.
-        // The service data is gathered aside and stored once: changed in `self` while it was being initialised, the
-        // facts were copied out whole at the end (every array retained and released again).
-        var serviceData = AdvertisedServiceData()
-        for (uuid, data) in serviceDataByUUIDText {
-            if let parsed = uuids.uuid(of: uuid) { serviceData[parsed] = data }
-        }
         self.address = address
         self.manufacturerData = manufacturerData
-        self.serviceData = serviceData
         self.localName = localName
+        serviceData = AdvertisedServiceData(byUUIDText: serviceDataByUUIDText, uuids: &uuids)
     }
 }
 
