@@ -115,8 +115,6 @@ extension DBusConnection {
         case .relay:
             // The relay reads 64 KiB at a time.
             for _ in 1..<Self.maximumReadsPerWake / 8 {
-                // Only the descriptor is taken: a copy of the relay would share its buffers, and the read would
-                // then copy them.
                 guard handle != nil, let bus = relay?.bus.fileDescriptor else { return false }
                 if Self.isDrained(bus) { return true }
                 relayReadOnce()
@@ -136,8 +134,6 @@ extension DBusConnection {
         pacing.lastPauseEnd = MonotonicTime.now()
         guard handle != nil, let timer = pacing.resumeTimer else { return }
         // While libdbus has not taken what the relay handed it, the bus is not read (see `refreshRelayInterest`).
-        // Read through the optional, not bound: a copy of the relay would share its buffers, and the read would then
-        // copy them.
         if let pending = relay?.toLibdbus.count, pending < DBusWireRelay.maxPendingToLibdbus {
             timer.cancel()
             pacing.resumeTimer = nil

@@ -34,7 +34,7 @@ extension DBusConnection {
     /// Ends the relay: its sockets close, so libdbus reads the end of its stream and ends the connection as it
     /// would on the bus's going away (`Disconnected`).
     func stopRelay(_ reason: String?) {
-        guard var ending = relay else { return }
+        guard let ending = relay else { return }
         relay = nil
         if let reason {
             logger.error("dbus.relay_failed", metadata: ["dbus.unique_name": "\(uniqueName)", "error": "\(reason)"])

@@ -16,7 +16,11 @@ import Polling
 ///
 /// Order: before a message is read in place, every message before it has been read and dispatched by libdbus (see
 /// `DBusConnection.handOnToLibdbus`).
-struct DBusWireRelay {
+///
+/// A class, owned by its connection alone: as a struct in the connection's optional property, reading one field
+/// (`relay?.bus`) or testing it copied the whole relay, retaining and releasing each of its buffers, several times a
+/// batch.
+final class DBusWireRelay {
     /// The bus's socket and the relay's end of libdbus's; the watches own them.
     let bus: FileWatch
     let libdbus: FileWatch
@@ -32,7 +36,7 @@ struct DBusWireRelay {
     var libdbusBehind = false
     /// libdbus's authentication, read up to its BEGIN; nil after it.
     var libdbusAuthentication: [UInt8]? = []
-    private var scratch = [UInt8](repeating: 0, count: Self.readSize)
+    private var scratch = [UInt8](repeating: 0, count: DBusWireRelay.readSize)
 
     /// One read's size: a 20 ms batch of a thousand advertisers' reports is about 60 KiB.
     static let readSize = 64 * 1024
@@ -56,7 +60,7 @@ struct DBusWireRelay {
     }
 
     /// Reads once from `socket` into `buffer`, its descriptors into `descriptors`.
-    mutating func read(
+    func read(
         from socket: Int32, into buffer: inout [UInt8], descriptors: inout [Int32]
     ) -> ReadResult {
         var count: Int32 = 0
@@ -80,7 +84,7 @@ struct DBusWireRelay {
     }
 
     /// Reads from the bus once.
-    mutating func readBus() -> ReadResult {
+    func readBus() -> ReadResult {
         var buffer = inbound
         inbound = []
         var descriptors = inboundDescriptors
@@ -93,7 +97,7 @@ struct DBusWireRelay {
     }
 
     /// Reads what libdbus wrote and queues it for the bus, past libdbus's authentication.
-    mutating func readLibdbus() -> ReadResult {
+    func readLibdbus() -> ReadResult {
         var bytes: [UInt8] = []
         var descriptors: [Int32] = []
         let result = read(from: libdbus.fileDescriptor, into: &bytes, descriptors: &descriptors)
@@ -168,7 +172,7 @@ struct DBusWireRelay {
     }
 
     /// Closes every descriptor still held for handing on.
-    mutating func closeDescriptors() {
+    func closeDescriptors() {
         for descriptor in inboundDescriptors { close(descriptor) }
         inboundDescriptors = []
         toLibdbus.closeDescriptors()
