@@ -67,6 +67,8 @@ final class AdvertPublisher: Sendable {
         var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>(capacity: 1)
         /// The service UUID its advertisements name, read once.
         var serviceUUIDs = UUIDTextCache()
+        /// What the decoder reads, read again in place for each advertisement with new data.
+        var facts: AdvertisementFacts
     }
 
     /// Where the flushes the hot path defers run: the report thread's timer, and the way to the actor for what only
@@ -132,7 +134,8 @@ final class AdvertPublisher: Sendable {
             } else {
                 state.devices[path] = Device(
                     registration: registration, state: deviceState,
-                    adverts: AdvertThrottle(minimumInterval: minimumInterval))
+                    adverts: AdvertThrottle(minimumInterval: minimumInterval),
+                    facts: AdvertisementFacts(address: registration.address))
             }
         }
     }
@@ -382,14 +385,14 @@ final class AdvertPublisher: Sendable {
         // be compared twice, and the copy retained and released.
         guard device.decoderInputChanged else { return }
         device.decoderInputChanged = false
-        let facts = AdvertisementFacts(
-            address: registration.address, manufacturerData: device.state.manufacturerData,
-            serviceDataByUUIDText: device.state.serviceData, localName: device.state.name,
-            uuids: &device.serviceUUIDs)
+        device.facts.address = registration.address
+        device.facts.read(
+            manufacturerData: device.state.manufacturerData, serviceDataByUUIDText: device.state.serviceData,
+            localName: device.state.name, uuids: &device.serviceUUIDs)
         let context = DecodingContext(bindkey: registration.bindkey, openAESCCM: openAESCCM)
         let decoded: DecodedAdvertisement
         do {
-            guard let result = try registration.decoder.decode(facts, context: context) else { return }
+            guard let result = try registration.decoder.decode(device.facts, context: context) else { return }
             decoded = result
         } catch {
             Counter(label: "gattway.central.adverts_undecodable", dimensions: [("reason", "\(error.code)")]).increment()

@@ -24,6 +24,18 @@ extension AdvertisementFacts {
         self.localName = localName
         serviceData = AdvertisedServiceData(byUUIDText: serviceDataByUUIDText, uuids: &uuids)
     }
+
+    /// Replaces the advertised data with another advertisement's, as bluetoothd reports it, in place: the facts a
+    /// device keeps are read again for each report (an initialiser builds the facts aside and copies them out whole,
+    /// every array retained and released again, for every report).
+    package mutating func read(
+        manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]], localName: String?,
+        uuids: inout UUIDTextCache
+    ) {
+        self.manufacturerData = manufacturerData
+        serviceData = AdvertisedServiceData(byUUIDText: serviceDataByUUIDText, uuids: &uuids)
+        self.localName = localName
+    }
 }
 
 /// The UUID of the last service data key read, and its text: a sensor names the same service UUID in every

@@ -19,6 +19,28 @@ import Testing
         #expect(AdvertisedServiceData().count == 0)
     }
 
+    @Test("facts read again in place say what facts made from the same data say, and nothing of the data before")
+    func factsReadAgainInPlace() {
+        let address = BluetoothAddress("A4:C1:38:00:00:01")!
+        let bthomeText = "0000fcd2-0000-1000-8000-00805f9b34fb"
+        let mibeaconText = "0000fe95-0000-1000-8000-00805f9b34fb"
+        var uuids = UUIDTextCache()
+        var kept = AdvertisementFacts(address: address)
+        kept.read(
+            manufacturerData: [0x0499: [5, 1]], serviceDataByUUIDText: [bthomeText: [0x40], mibeaconText: [0x50]],
+            localName: "ATC_000001", uuids: &uuids)
+        #expect(
+            kept
+                == AdvertisementFacts(
+                    address: address, manufacturerData: [0x0499: [5, 1]],
+                    serviceDataByUUIDText: [bthomeText: [0x40], mibeaconText: [0x50]], localName: "ATC_000001"))
+        kept.read(
+            manufacturerData: [:], serviceDataByUUIDText: [bthomeText: [0x41], "not a uuid": [1]], localName: nil,
+            uuids: &uuids)
+        #expect(kept == AdvertisementFacts(address: address, serviceData: [bthome: [0x41]]))
+        #expect(kept.serviceData[mibeacon] == nil)
+    }
+
     @Test func settingReplacesAndNilRemovesWhereverTheEntryIs() {
         var data: AdvertisedServiceData = [bthome: [1], mibeacon: [2]]
         data[mibeacon] = [3]
