@@ -60,7 +60,8 @@ struct DBusMessageFields {
         if let lastOwnership, lastOwnership.name == name { return lastOwnership.owned }
         let owned =
             DBusMatchRule.equal(sender, name)
-            || (owners[name]?.owner.map { DBusMatchRule.equal(sender, $0) } ?? false)
+            || (owners.reading(name) { tracked in tracked.owner.map { DBusMatchRule.equal(sender, $0) } ?? false }
+                ?? false)
         lastOwnership = (name, owned)
         return owned
     }

@@ -20,6 +20,15 @@ struct ShortTable<Key: Equatable, Value> {
         }
     }
 
+    /// `read` of the value for `key` where it lies, or nil when there is none: the subscript copies the entry out
+    /// (its key and value retained and released), and the owner of a rule's sender is looked up for every signal.
+    func reading<Result>(_ key: Key, _ read: (Value) -> Result) -> Result? {
+        entries.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices where buffer[index].key == key { return read(buffer[index].value) }
+            return nil
+        }
+    }
+
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
