@@ -40,7 +40,7 @@ package struct BTHomeDecoder: AdvertisementDecoder {
             // Sliced where they lie, the nonce built in place: as arrays, each piece was an allocation.
             let counterBytes = data[(data.count - 8)..<(data.count - 4)]
             var nonce = AESCCMNonce()
-            nonce.append(contentsOf: facts.address.bytes)
+            for index in 0..<BluetoothAddress.byteCount { nonce.append(facts.address.byte(index)) }
             nonce.append(0xD2)
             nonce.append(0xFC)
             nonce.append(deviceInformation)

@@ -34,7 +34,8 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         guard frameControl & 0x0080 == 0 else { throw DecoderError(.unsupported, "MiBeacon: mesh packet") }
         if frameControl & 0x0010 != 0 {
             let mac = try reader.slice(6, for: "MAC")
-            guard mac.reversed().elementsEqual(facts.address.bytes) else {
+            // Least significant byte first in the payload.
+            guard mac.indices.allSatisfy({ mac[$0] == facts.address.byte(mac.endIndex - 1 - $0) }) else {
                 throw DecoderError(.malformed, "MiBeacon: MAC in the payload is not the advertiser's address")
             }
         }
@@ -66,7 +67,7 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
         // Sliced where they lie (a slice keeps its base's indices).
         let extendedCounter = rest[(rest.endIndex - 7)..<(rest.endIndex - 4)]
         var nonce = AESCCMNonce()
-        nonce.append(contentsOf: facts.address.bytes.reversed())
+        for index in (0..<BluetoothAddress.byteCount).reversed() { nonce.append(facts.address.byte(index)) }
         nonce.append(contentsOf: productID)
         nonce.append(frameCounter)
         nonce.append(contentsOf: extendedCounter)
