@@ -17,8 +17,8 @@ extension AdvertisementFacts {
         address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
         localName: String?, uuids: inout UUIDTextCache
     ) {
-        // Each field set here, not through the memberwise `init`: delegating built the facts aside and copied them
-        // in (every array and string retained, then released), for every advertisement with a new reading.
+        // Off the hot path, which reads each report into facts a device keeps (`read`): this initialiser, as every
+        // one of the type, builds the facts aside and copies them out.
         self.address = address
         self.manufacturerData = manufacturerData
         self.localName = localName
