@@ -8,7 +8,7 @@ struct ShortTable<Key: Equatable, Value> {
     var keys: [Key] { entries.map(\.key) }
 
     subscript(key: Key) -> Value? {
-        get { entries.first { $0.key == key }?.value }
+        get { reading(key) { $0 } }
         set {
             let index = entries.firstIndex { $0.key == key }
             switch (index, newValue) {

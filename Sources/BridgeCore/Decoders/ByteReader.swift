@@ -68,10 +68,7 @@ struct ByteReader {
     /// A two's complement big-endian integer of 1 to 4 bytes.
     mutating func intBE(_ width: Int, _ field: String) throws(DecoderError) -> Int32 {
         let start = try take(width, for: field)
-        let kept = min(width, 4)
-        guard kept > 0 else { return 0 }
-        let shift = UInt32(32 - 8 * kept)
-        return Int32(bitPattern: bigEndian(at: start, width) << shift) >> Int32(shift)
+        return LittleEndian.signExtended(bigEndian(at: start, width), width: min(width, 4))
     }
 
     /// The last four (at most) of the `width` bytes at `start`, the first of them most significant. Read by index:
@@ -92,9 +89,12 @@ enum LittleEndian {
     }
 
     static func signed(_ bytes: some Collection<UInt8>) -> Int32 {
-        let width = min(bytes.count, 4)
+        signExtended(unsigned(bytes), width: min(bytes.count, 4))
+    }
+
+    /// `raw`, an integer of `width` bytes (0 to 4), read as two's complement.
+    static func signExtended(_ raw: UInt32, width: Int) -> Int32 {
         guard width > 0 else { return 0 }
-        let raw = unsigned(bytes)
         let shift = UInt32(32 - 8 * width)
         return Int32(bitPattern: raw << shift) >> Int32(shift)
     }

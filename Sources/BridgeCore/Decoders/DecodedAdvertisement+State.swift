@@ -19,10 +19,10 @@ extension AdvertisementFacts {
     ) {
         // Off the hot path, which reads each report into facts a device keeps (`read`): this initialiser, as every
         // one of the type, builds the facts aside and copies them out.
-        self.address = address
-        self.manufacturerData = manufacturerData
-        self.localName = localName
-        serviceData = AdvertisedServiceData(byUUIDText: serviceDataByUUIDText, uuids: &uuids)
+        self.init(address: address)
+        read(
+            manufacturerData: manufacturerData, serviceDataByUUIDText: serviceDataByUUIDText, localName: localName,
+            uuids: &uuids)
     }
 
     /// Replaces the advertised data with another advertisement's, as bluetoothd reports it, in place: the facts a
