@@ -52,16 +52,24 @@ final class AdvertPublisher: Sendable {
         /// RSSI here are newer than what the actor's event stream may still bring.
         var reportsTaken = false
         var adverts: AdvertThrottle<BridgeClock.Instant>
+        /// Room the next advert is written into (see `AdvertThrottle.publishIfNew`), and its address member.
+        var advertPayload: [UInt8] = []
+        var advertLayout: AdvertDocumentLayout
         /// The name, manufacturer or service data changed since the decoder last read them (or it never did):
         /// bluetoothd reports every RSSI change, and an unchanged packet is neither decoded (decrypted) again nor
         /// mistaken for a replay.
         var decoderInputChanged = true
         var lastStatePayload: [UInt8] = []
         var lastStatePublished: BridgeClock.Instant?
-        var pendingStatePayload: [UInt8]?
+        /// The newest decoded state when `statePending`, else room to write the next into: the two payloads swap
+        /// when one is published, so that a device's states are written in place, with no array made for each.
+        var pendingStatePayload: [UInt8] = []
+        var statePending = false
         var stateFlushScheduled = false
         /// The last decoded advertisement reported as a follow-up (its measurements' kinds matter, not values).
         var lastReportedMeasurements: DecodedAdvertisement?
+        /// The keys of its state document, made with `lastReportedMeasurements`.
+        var stateLayout: StateDocumentLayout?
         /// Repeats by packet id (8-bit in the formats that have one), of this device alone: a table shared by every
         /// device would cost a search of it per advertisement, and a repeat is forgotten after seconds anyway.
         var packetIDs = PacketIDDeduplicator<BridgeClock.Instant>(capacity: 1)
@@ -131,10 +139,12 @@ final class AdvertPublisher: Sendable {
             if state.devices[path] != nil {
                 if !registration.takesReports { state.devices[path]!.reportsTaken = false }
                 state.devices[path]!.registration = registration
+                state.devices[path]!.advertLayout = AdvertDocumentLayout(address: registration.address)
             } else {
                 state.devices[path] = Device(
                     registration: registration, state: deviceState,
                     adverts: AdvertThrottle(minimumInterval: minimumInterval),
+                    advertLayout: AdvertDocumentLayout(address: registration.address),
                     facts: AdvertisementFacts(address: registration.address))
             }
         }
@@ -328,9 +338,7 @@ final class AdvertPublisher: Sendable {
 
     /// The advert flush timer of `device` fired: publishes what it held back.
     private func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) {
-        guard device.adverts.flushTimerFired(),
-            let payload = device.adverts.publishIfNew(AdvertPayload.json(of: device.state), at: now), mayPublish
-        else { return }
+        guard device.adverts.flushTimerFired(), let payload = makeAdvert(&device, at: now), mayPublish else { return }
         // Under the lock, as every publication of a device, so that none overtakes another.
         outbox.send(
             MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
@@ -342,6 +350,12 @@ final class AdvertPublisher: Sendable {
         var actions: [FollowUp] = []
         publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
         return actions
+    }
+
+    /// The device's advert, when it is not the one published last.
+    private func makeAdvert(_ device: inout Device, at now: BridgeClock.Instant) -> [UInt8]? {
+        AdvertPayload.write(of: device.state, layout: device.advertLayout, into: &device.advertPayload)
+        return device.adverts.publishIfNew(&device.advertPayload, at: now)
     }
 
     private func update(
@@ -358,7 +372,7 @@ final class AdvertPublisher: Sendable {
         switch device.adverts.advertChanged(at: now) {
         case .makeAdvert:
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
-            if let payload = device.adverts.publishIfNew(AdvertPayload.json(of: device.state), at: now), mayPublish {
+            if let payload = makeAdvert(&device, at: now), mayPublish {
                 outbox.send(
                     MQTTMessage(
                         topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
@@ -417,9 +431,11 @@ final class AdvertPublisher: Sendable {
         }
         if !decoded.hasSameKinds(as: device.lastReportedMeasurements) {
             device.lastReportedMeasurements = decoded
+            device.stateLayout = StateDocumentLayout(of: decoded)
             actions.append(.measurementsDecoded(decoded))
         }
-        device.pendingStatePayload = decoded.stateJSON
+        decoded.writeState(into: &device.pendingStatePayload, layout: device.stateLayout)
+        device.statePending = true
         publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
     }
 
@@ -428,9 +444,9 @@ final class AdvertPublisher: Sendable {
     private func publishState(
         _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp]
     ) {
-        guard let payload = device.pendingStatePayload else { return }
-        guard !payload.hasSameBytes(as: device.lastStatePayload) else {
-            device.pendingStatePayload = nil
+        guard device.statePending else { return }
+        guard !device.pendingStatePayload.hasSameBytes(as: device.lastStatePayload) else {
+            device.statePending = false
             return
         }
         if let last = device.lastStatePublished, last.duration(to: now) < minimumInterval {
@@ -440,10 +456,12 @@ final class AdvertPublisher: Sendable {
             return
         }
         device.lastStatePublished = now
-        device.lastStatePayload = payload
-        device.pendingStatePayload = nil
+        swap(&device.pendingStatePayload, &device.lastStatePayload)
+        device.statePending = false
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
-        outbox.send(MQTTMessage(topic: device.registration.stateTopic, payload: payload, qos: stateQoS, retain: true))
+        outbox.send(
+            MQTTMessage(
+                topic: device.registration.stateTopic, payload: device.lastStatePayload, qos: stateQoS, retain: true))
     }
 }

@@ -19,7 +19,9 @@ package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.
 
     package let minimumInterval: Duration
     private var lastPublished: Instant?
-    private var lastPayload: [UInt8]?
+    /// The advert published last (when `hasPublished`).
+    private var lastPayload: [UInt8] = []
+    private var hasPublished = false
     /// The advert changed since it was last published (or found unchanged).
     private var changed = false
     private var flushScheduled = false
@@ -47,14 +49,16 @@ package struct AdvertThrottle<Instant: InstantProtocol>: Sendable where Instant.
         return changed
     }
 
-    /// The newest advert, made when `advertChanged` or `flushTimerFired` said so: what to publish, or nil when it is
-    /// the one published last.
+    /// The newest advert, written into `payload` when `advertChanged` or `flushTimerFired` said so: what to publish,
+    /// or nil when it is the one published last. When it is new, `payload` gets back the room of the one before it,
+    /// to write the next into: a device's adverts are written in place, with no array made for each.
     @_specialize(exported:true,where Instant == BridgeClock.Instant)
-    package mutating func publishIfNew(_ payload: [UInt8], at now: Instant) -> [UInt8]? {
+    package mutating func publishIfNew(_ payload: inout [UInt8], at now: Instant) -> [UInt8]? {
         changed = false
-        if let lastPayload, payload.hasSameBytes(as: lastPayload) { return nil }
+        if hasPublished, payload.hasSameBytes(as: lastPayload) { return nil }
+        swap(&payload, &lastPayload)
+        hasPublished = true
         lastPublished = now
-        lastPayload = payload
-        return payload
+        return lastPayload
     }
 }

@@ -57,20 +57,57 @@ package struct UUIDTextCache: Sendable {
     }
 }
 
+/// The keys of a device's state document, escaped once: a sensor names the same measurements in the same order in
+/// every advertisement, and writing each key from its name (quoting, scanning for escapes) cost about as much as
+/// the rest of the document. Made for one decoded advertisement, used for any whose names and format it `fits`.
+package struct StateDocumentLayout: Sendable {
+    private let names: [String]
+    private let format: AdvertisementFormat
+    /// One key for each measurement, then the `format` member.
+    fileprivate let fragments: JSONFragments
+
+    package init(of decoded: DecodedAdvertisement) {
+        names = decoded.measurements.map(\.name)
+        format = decoded.format
+        var fragments = JSONFragments.keys(names)
+        fragments.append(member: { $0.field("format", decoded.format.rawValue) })
+        self.fragments = fragments
+    }
+
+    /// Whether `decoded` names the same measurements, in the same order, in the same format: its document then
+    /// has exactly these keys. Names a decoder gives are literals, so each comparison is one of two words.
+    package func fits(_ decoded: DecodedAdvertisement) -> Bool {
+        guard decoded.format == format, decoded.measurements.count == names.count else { return false }
+        return decoded.measurements.withUnsafeBufferPointer { list in
+            names.withUnsafeBufferPointer { names in list.indices.allSatisfy { list[$0].name == names[$0] } }
+        }
+    }
+}
+
 extension DecodedAdvertisement {
     /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name (whole numbers as
     /// integers, non-finite ones as null), and the format; the `<device>/state` payload.
     package var stateJSON: [UInt8] {
-        JSONWriter.document { writer in write(into: &writer) }
+        JSONWriter.document { writer in write(into: &writer, layout: nil) }
     }
 
-    private func write(into writer: inout JSONWriter) {
+    /// Writes `stateJSON`'s bytes into `payload` in place, its keys from `layout` when it fits.
+    package func writeState(into payload: inout [UInt8], layout: StateDocumentLayout?) {
+        let layout = layout.flatMap { $0.fits(self) ? $0 : nil }
+        JSONWriter.document(into: &payload) { writer in write(into: &writer, layout: layout) }
+    }
+
+    private func write(into writer: inout JSONWriter, layout: StateDocumentLayout?) {
         writer.beginObject()
         // Read in place: `for measurement in measurements` copied each one out (four retains and four releases of
         // its strings) for every advertisement with a new reading.
         measurements.withUnsafeBufferPointer { list in
             for index in list.indices {
-                writer.key(text: list[index].name)
+                if let layout {
+                    writer.key(layout.fragments, at: index)
+                } else {
+                    writer.key(text: list[index].name)
+                }
                 switch list[index].value {
                 case .number(let value):
                     if value == value.rounded(), abs(value) < 1e15 {
@@ -83,7 +120,11 @@ extension DecodedAdvertisement {
                 }
             }
         }
-        writer.field("format", format.rawValue)
+        if let layout {
+            writer.member(layout.fragments, at: measurements.count)
+        } else {
+            writer.field("format", format.rawValue)
+        }
         writer.endObject()
     }
 

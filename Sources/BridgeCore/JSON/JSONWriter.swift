@@ -52,6 +52,19 @@ package struct JSONWriter: ~Copyable {
         }
     }
 
+    /// Writes the document `write` writes into `payload`, replacing what it held, in its own room when it is the
+    /// only owner of room enough: a payload kept per device and written again for each advertisement allocates
+    /// nothing, where a new array for each was an allocation and a free, two for every advertisement with a new
+    /// reading (its state and its advert).
+    package static func document(into payload: inout [UInt8], _ write: (inout JSONWriter) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: documentRoom) { room in
+            var writer = JSONWriter(lent: room)
+            write(&writer)
+            payload.removeAll(keepingCapacity: true)
+            payload.append(contentsOf: UnsafeBufferPointer(start: writer.base, count: writer.length))
+        }
+    }
+
     /// The bytes written so far.
     package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: length)) }
 
@@ -147,6 +160,19 @@ package struct JSONWriter: ~Copyable {
             write(UInt8(ascii: ":"))
         }
         afterKey = true
+    }
+
+    /// Writes the key `fragments` holds at `index` (see `JSONFragments.keys(_:)`); the next call writes its value.
+    package mutating func key(_ fragments: JSONFragments, at index: Int) {
+        separate()
+        fragments.withFragment(at: index) { write($0) }
+        afterKey = true
+    }
+
+    /// Writes the whole member (`"key":value`) `fragments` holds at `index` (see `JSONFragments.append(member:)`).
+    package mutating func member(_ fragments: JSONFragments, at index: Int) {
+        separate()
+        fragments.withFragment(at: index) { write($0) }
     }
 
     /// Writes `name` as an object key, escaped as a string value is; the next call writes its value. The name is

@@ -46,6 +46,17 @@ package struct AdvertPayload: Sendable, Hashable {
             serviceData: state.serviceData)
     }
 
+    /// Writes `json(of: state)`'s bytes into `payload` in place, the address member from `layout` when it is the
+    /// state's address.
+    package static func write(of state: BLEDeviceState, layout: AdvertDocumentLayout, into payload: inout [UInt8]) {
+        JSONWriter.document(into: &payload) { writer in
+            write(
+                address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
+                txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
+                serviceData: state.serviceData, layout: layout, into: &writer)
+        }
+    }
+
     private static func json(
         address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
         manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
@@ -59,10 +70,17 @@ package struct AdvertPayload: Sendable, Hashable {
 
     private static func write(
         address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
-        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], into writer: inout JSONWriter
+        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], layout: AdvertDocumentLayout? = nil,
+        into writer: inout JSONWriter
     ) {
         writer.beginObject()
-        if let address { writer.field("address", address: address) }
+        if let address {
+            if let layout, layout.address == address {
+                writer.member(layout.fragments, at: 0)
+            } else {
+                writer.field("address", address: address)
+            }
+        }
         if let rssi { writer.field("rssi", rssi) }
         if let name { writer.field("name", name) }
         if let alias, alias != name { writer.field("alias", alias) }
@@ -89,5 +107,19 @@ package struct AdvertPayload: Sendable, Hashable {
         } else {
             for (key, value) in entries.sorted(by: { $0.key < $1.key }) { body(key, value) }
         }
+    }
+}
+
+/// The address member of a device's advert, `"address":"C4:7C:8D:6A:3E:11"`, written once for the device: the
+/// address is the one part of its advert that never changes, and writing it cost a tenth of the advert.
+package struct AdvertDocumentLayout: Sendable {
+    package let address: BluetoothAddress
+    fileprivate let fragments: JSONFragments
+
+    package init(address: BluetoothAddress) {
+        self.address = address
+        var fragments = JSONFragments()
+        fragments.append(member: { $0.field("address", address: address) })
+        self.fragments = fragments
     }
 }
