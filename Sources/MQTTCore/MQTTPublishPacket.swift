@@ -31,16 +31,22 @@ package enum MQTTPublishPacket {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         func hasZeroByte(_ word: UInt64) -> UInt64 { (word &- ones) & ~word }
-        var index = 0
-        while topic.count - index >= 8 {
+        func refuses(at index: Int) -> Bool {
             let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             let refused =
                 word | ((word &- ones &* 0x20) & ~word) | hasZeroByte(word ^ (ones &* 0x7F))
                 | hasZeroByte(word ^ (ones &* UInt64(UInt8(ascii: "+"))))
                 | hasZeroByte(word ^ (ones &* UInt64(UInt8(ascii: "#"))))
-            if refused & highBits != 0 { return false }
+            return refused & highBits != 0
+        }
+        var index = 0
+        while topic.count - index >= 8 {
+            if refuses(at: index) { return false }
             index += 8
         }
+        // The last bytes of a topic of eight or more as one word that overlaps words already tested, where a test
+        // of each byte cost eight instructions a byte.
+        if index < topic.count, topic.count >= 8 { return !refuses(at: topic.count - 8) }
         while index < topic.count {
             let byte = topic[index]
             if byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") { return false }

@@ -63,18 +63,22 @@ import Testing
         #expect(topic.withUTF8 { MQTTPublishPacket.isPlainTopic($0) } == plain)
     }
 
-    /// Each refused byte is found at every place of a 21-byte topic: in each of the two 8-byte words checked at once,
-    /// and in the bytes after them.
+    /// Each refused byte is found at every place of topics of 1 to 24 bytes: in the 8-byte words checked at once, in
+    /// the last word that overlaps them, and in the bytes of topics shorter than a word.
     @Test(arguments: [UInt8(ascii: "+"), UInt8(ascii: "#"), 0x1F, 0x00, 0x7F, 0x80, 0xC3, 0xFF])
     func aRefusedByteIsFoundAnywhere(byte: UInt8) {
-        var base = [UInt8](repeating: UInt8(ascii: "a"), count: 21)
-        base[0] = 0x20
-        base[20] = 0x7E
-        #expect(base.withUnsafeBufferPointer { MQTTPublishPacket.isPlainTopic($0) })
-        for place in base.indices {
-            var topic = base
-            topic[place] = byte
-            #expect(!topic.withUnsafeBufferPointer { MQTTPublishPacket.isPlainTopic($0) }, "at \(place)")
+        for count in 1...24 {
+            var base = [UInt8](repeating: UInt8(ascii: "a"), count: count)
+            base[0] = 0x20
+            base[count - 1] = 0x7E
+            #expect(base.withUnsafeBufferPointer { MQTTPublishPacket.isPlainTopic($0) })
+            for place in base.indices {
+                var topic = base
+                topic[place] = byte
+                #expect(
+                    !topic.withUnsafeBufferPointer { MQTTPublishPacket.isPlainTopic($0) }, "\(count) bytes, at \(place)"
+                )
+            }
         }
     }
 

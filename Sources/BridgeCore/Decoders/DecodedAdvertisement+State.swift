@@ -88,23 +88,25 @@ extension DecodedAdvertisement {
     /// `{"temperature":21.5,"battery":93,"format":"bthome"}`: every measurement by name (whole numbers as
     /// integers, non-finite ones as null), and the format; the `<device>/state` payload.
     package var stateJSON: [UInt8] {
-        JSONWriter.document { writer in write(into: &writer, layout: nil) }
+        JSONWriter.document { writer in write(into: &writer, layout: nil, fits: false) }
     }
 
     /// Writes `stateJSON`'s bytes into `payload` in place, its keys from `layout` when it fits.
     package func writeState(into payload: inout [UInt8], layout: StateDocumentLayout?) {
-        let layout = layout.flatMap { $0.fits(self) ? $0 : nil }
-        JSONWriter.document(into: &payload) { writer in write(into: &writer, layout: layout) }
+        // The layout is passed on as it came, with whether it fits: a new optional holding it was a copy of its
+        // three arrays, retained and released for every state written.
+        let fits = layout?.fits(self) ?? false
+        JSONWriter.document(into: &payload) { writer in write(into: &writer, layout: layout, fits: fits) }
     }
 
-    private func write(into writer: inout JSONWriter, layout: StateDocumentLayout?) {
+    private func write(into writer: inout JSONWriter, layout: StateDocumentLayout?, fits: Bool) {
         writer.beginObject()
         // Read in place: `for measurement in measurements` copied each one out (four retains and four releases of
         // its strings) for every advertisement with a new reading.
         measurements.withUnsafeBufferPointer { list in
             for index in list.indices {
-                if let layout {
-                    writer.key(layout.fragments, at: index)
+                if fits {
+                    writer.key(layout.unsafelyUnwrapped.fragments, at: index)
                 } else {
                     writer.key(text: list[index].name)
                 }
@@ -120,8 +122,8 @@ extension DecodedAdvertisement {
                 }
             }
         }
-        if let layout {
-            writer.member(layout.fragments, at: measurements.count)
+        if fits {
+            writer.member(layout.unsafelyUnwrapped.fragments, at: measurements.count)
         } else {
             writer.field("format", format.rawValue)
         }
