@@ -614,7 +614,7 @@ int main(int argc, char **argv) {
         argv += 2;
     }
     if ((argc != 2 && argc != 4) || batch_ms < 0 || batch_ms > 1000) {
-        fprintf(stderr, "usage: receiver [-r] [-b MS] ADAPTER [HOST PORT]\n");
+        fprintf(stderr, "usage: receiver [-r] [-b MS] ADAPTER [HOST PORT] (PORT 0: HOST is a unix socket's path)\n");
         return 2;
     }
     if (argc == 4) {

@@ -13,19 +13,35 @@ package struct MQTTBrokerURL: Sendable, Hashable, CustomStringConvertible {
         self.port = port ?? (usesTLS ? 8883 : 1883)
     }
 
+    /// A broker on this machine listening on the unix domain socket at `path`: libmosquitto reads a host with port 0
+    /// as a socket's path.
+    package static func unixSocket(_ path: String) -> MQTTBrokerURL {
+        MQTTBrokerURL(host: path, port: 0)
+    }
+
+    /// Whether `host` is the path of a unix domain socket.
+    package var usesUnixSocket: Bool { port == 0 }
+
     /// Parses `text`, throwing `MQTTError.invalidBrokerURL` with what is wrong.
     package init(parsing text: String) throws(MQTTError) {
         func fail(_ reason: String) -> MQTTError { .invalidBrokerURL(text, reason: reason) }
         let rest: Substring
         let tls: Bool
-        if text.hasPrefix("mqtt://") {
+        if text.hasPrefix("unix://") {
+            let path = text.dropFirst("unix://".count)
+            guard path.hasPrefix("/"), path.count > 1 else {
+                throw fail("a unix socket URL names the socket's absolute path: unix:///path/to/socket")
+            }
+            self = .unixSocket(String(path))
+            return
+        } else if text.hasPrefix("mqtt://") {
             rest = text.dropFirst("mqtt://".count)
             tls = false
         } else if text.hasPrefix("mqtts://") {
             rest = text.dropFirst("mqtts://".count)
             tls = true
         } else {
-            throw fail("the scheme must be mqtt:// or mqtts://")
+            throw fail("the scheme must be mqtt://, mqtts:// or unix://")
         }
         var authority = rest
         if authority.hasSuffix("/") { authority = authority.dropLast() }
@@ -63,6 +79,7 @@ package struct MQTTBrokerURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var description: String {
+        if usesUnixSocket { return "unix://\(host)" }
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "\(usesTLS ? "mqtts" : "mqtt")://\(shownHost):\(port)"
     }

@@ -27,7 +27,9 @@ package enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .connectionRefused(let reason): "connection refused by broker: \(reason)"
         case .unreachable(let host, let port, let errno, let reason):
-            "broker \(host):\(port) is unreachable: \(reason) (errno \(errno))"
+            port == 0
+                ? "broker on unix socket \(host) is unreachable: \(reason) (errno \(errno))"
+                : "broker \(host):\(port) is unreachable: \(reason) (errno \(errno))"
         case .tlsSetupFailed(let reason): "TLS setup failed: \(reason)"
         case .invalidTopic(let topic, let reason): "invalid topic \"\(topic)\": \(reason)"
         case .invalidBrokerURL(let url, let reason): "invalid broker URL \"\(url)\": \(reason)"

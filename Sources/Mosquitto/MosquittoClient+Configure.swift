@@ -11,7 +11,8 @@ extension MosquittoClient {
         try set(
             MOSQ_OPT_PROTOCOL_VERSION, Int(options.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311),
             "the protocol version")
-        try set(MOSQ_OPT_TCP_NODELAY, options.tcpNoDelay ? 1 : 0, "TCP_NODELAY")
+        // A unix socket has no Nagle's algorithm to turn off.
+        try set(MOSQ_OPT_TCP_NODELAY, options.tcpNoDelay && !options.broker.usesUnixSocket ? 1 : 0, "TCP_NODELAY")
         try set(MOSQ_OPT_RECEIVE_MAXIMUM, min(max(options.receiveMaximum, 1), 65_535), "the receive maximum")
         // libmosquitto queues without limit beyond its inflight window; our own bound is maxOutstandingPublishes.
         try set(MOSQ_OPT_SEND_MAXIMUM, min(max(options.maxOutstandingPublishes, 1), 65_535), "the send maximum")

@@ -88,7 +88,7 @@ extension MosquittoClient {
             if socketWatch !== watch { return }  // a callback ended this connection
             if readsPaused && !forced { break }
         } while passes < 256 && watch.bytesWaiting > 0
-        if awaitingAcknowledgements { watch.acknowledgeQuickly() }
+        if awaitingAcknowledgements, !options.broker.usesUnixSocket { watch.acknowledgeQuickly() }
         updateWriteInterest()
     }
 

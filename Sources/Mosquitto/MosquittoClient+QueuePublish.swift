@@ -78,7 +78,8 @@ extension MosquittoClient {
     /// told brings a burst (`PollLoop.expectBurst`: reports gathered while reading paused), corking starts at the
     /// first publish, so the batch's first two do not each leave alone.
     func coalesceWrites() {
-        guard let watch = socketWatch else { return }
+        // A unix socket hands each write to the broker whole: there are no segments to hold back.
+        guard let watch = socketWatch, !options.broker.usesUnixSocket else { return }
         let turn = loop.currentTurn
         if turn != publishTurn {
             publishTurn = turn

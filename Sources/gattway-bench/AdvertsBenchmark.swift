@@ -46,6 +46,11 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var baseline: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
+    @Flag(
+        help:
+            "Every receiver publishes through the broker's unix socket (Gattway: mqtt.url unix://…) instead of TCP on the loopback interface."
+    )
+    var unixSocket = false
 
     func validate() throws {
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
@@ -102,7 +107,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         for workload in try selectedWorkloads() {
             progress("… \(workload.label): starting mosquitto and the simulator")
             let stage = try await AdvertsStage(
-                simulatorPath: located.simulator, scenario: workload.scenario(simulator: located.simulator))
+                simulatorPath: located.simulator, scenario: workload.scenario(simulator: located.simulator),
+                unixSocket: unixSocket)
             let seconds = max(duration, Double(minimumAdverts) / workload.nominalRate)
             let runner = AdvertsReceiverRunner(
                 stage: stage, workload: workload, receiverBinary: scratch + "/receiver", gattwayPath: located.gattway,
@@ -138,7 +144,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         }
         AdvertsReport(
             rows: rows, rounds: rounds, gattwayBinary: "\(located.gattway) (\(build) build)", baselineBinary: baseline,
-            compileCommand: compileCommand
+            compileCommand: compileCommand, unixSocket: unixSocket
         )
         .print()
     }

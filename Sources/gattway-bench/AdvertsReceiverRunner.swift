@@ -43,11 +43,11 @@ enum AdvertsReceiverKind: String, Sendable {
     /// A C program that publishes every advertisement it receives.
     var publishes: Bool { self == .cPublishing || self == .cBatchPublishing || self == .cRawBatchPublishing }
 
-    /// The C receiver's arguments against the broker at `port`; none for Gattway, which is given a configuration
-    /// file instead.
-    func arguments(port: Int) -> [String] {
+    /// The C receiver's arguments against the broker at `brokerArguments` (HOST PORT); none for Gattway, which is
+    /// given a configuration file instead.
+    func arguments(broker brokerArguments: [String]) -> [String] {
         let batch = ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)"]
-        let broker = publishes ? ["127.0.0.1", "\(port)"] : []
+        let broker = publishes ? brokerArguments : []
         return switch self {
         case .gattway, .gattwayBaseline: []
         case .c, .cPublishing: ["hci0"] + broker
@@ -103,7 +103,7 @@ struct AdvertsReceiverRunner {
     /// Writes Gattway's configuration for this workload into the stage's folder; returns its path.
     func writeConfiguration() throws -> String {
         let path = stage.directory + "/gattway.yaml"
-        try workload.configuration(port: stage.port, directory: stage.directory, simulator: simulatorPath)
+        try workload.configuration(brokerURL: stage.brokerURL, directory: stage.directory, simulator: simulatorPath)
             .write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -114,7 +114,7 @@ struct AdvertsReceiverRunner {
         let process: BenchProcess
         switch kind {
         case .c, .cPublishing, .cBatching, .cBatchPublishing, .cRawBatching, .cRawBatchPublishing:
-            let program = BenchProcess.cProgram(receiverBinary, kind.arguments(port: Int(stage.port)))
+            let program = BenchProcess.cProgram(receiverBinary, kind.arguments(broker: stage.brokerArguments))
             process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))
         case .gattway, .gattwayBaseline:

@@ -12,6 +12,10 @@ import TestWorld
 final class AdvertsStage: Sendable {
     let directory: String
     let port: UInt16
+    /// Where the receivers publish: the broker's unix socket, or its TCP port.
+    let brokerURL: String
+    /// The C receiver's HOST PORT for the same broker (a unix socket's path and 0).
+    let brokerArguments: [String]
     let busAddress: String
     let broker: MosquittoBroker
     let simulator: BlueZSimulatorProcess
@@ -20,10 +24,17 @@ final class AdvertsStage: Sendable {
     private let subscriberTask: Task<Void, any Error>
     private let consumerTask: Task<Void, Never>
 
-    init(simulatorPath: String, scenario: String?) async throws {
+    init(simulatorPath: String, scenario: String?, unixSocket: Bool) async throws {
         directory = try makeTemporaryDirectory("gattway-bench-adverts")
-        broker = try await MosquittoBroker()
+        broker = try await MosquittoBroker(unixSocket: unixSocket)
         port = broker.port
+        if let socket = broker.socketPath {
+            brokerURL = "unix://\(socket)"
+            brokerArguments = [socket, "0"]
+        } else {
+            brokerURL = "mqtt://127.0.0.1:\(port)"
+            brokerArguments = ["127.0.0.1", "\(port)"]
+        }
         simulator = try await BlueZSimulatorProcess(
             executable: simulatorPath, scenarioPath: scenario, timeout: .seconds(180))
         busAddress = simulator.busAddress

@@ -96,10 +96,10 @@ enum AdvertsWorkload: Sendable, Equatable {
     /// Gattway's `bluetooth.advert_batch` here (its default), and the batching C receiver's interval.
     static let advertBatchMilliseconds = 20
 
-    func configuration(port: UInt16, directory: String, simulator: String) throws -> String {
+    func configuration(brokerURL: String, directory: String, simulator: String) throws -> String {
         var yaml = """
             mqtt:
-              url: "mqtt://127.0.0.1:\(port)"
+              url: "\(brokerURL)"
               base_topic: \(BenchWorld.base)
               client_id: gattway-bench
               qos: 0

@@ -75,6 +75,33 @@ struct ReadmePromisesBrokerOptionsEndToEndTests {
         }
     }
 
+    /// A broker on the same machine through its unix socket (`unix:///…`): values out and commands in, while the
+    /// observer uses the broker's TCP listener.
+    @Test func aUnixSocketCarriesValuesAndCommands() async throws {
+        let broker = try await MosquittoBroker(unixSocket: true)
+        let socket = try #require(broker.socketPath)
+        let world = try await BrokerOptionsWorld(
+            broker: broker, observe: .init(port: broker.port),
+            mqtt: { _ in
+                """
+                  url: "unix://\(socket)"
+                  client_id: gattway-unix
+                """
+            })
+        try await world.run { world in
+            try await world.observer.waitForMessage(on: "gattway/chest-strap/heart_rate") {
+                $0.payload.contains("\"bpm\":")
+            }
+            try await world.observer.publish("gattway/lock/control/set", "lock")
+            try await world.observer.waitForMessage(on: "gattway/lock/control/set/result") {
+                $0.payload == #"{"ok":true}"#
+            }
+            // mosquitto names a unix socket client's address after the socket's path.
+            let connected = await broker.log.split(separator: "\n").filter { $0.contains("as gattway-unix ") }
+            #expect(!connected.isEmpty && connected.allSatisfy { $0.contains(socket) }, "\(connected)")
+        }
+    }
+
     @Test func mqtt311ConnectsWithThatProtocolAndCarriesCommands() async throws {
         let broker = try await MosquittoBroker()
         let world = try await BrokerOptionsWorld(

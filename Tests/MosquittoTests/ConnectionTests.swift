@@ -112,6 +112,54 @@ import Testing
         }
     }
 
+    /// A broker on the same machine reached through its unix socket: QoS 0 through the client's own writes, QoS 1
+    /// through libmosquitto's, both back through the subscription, in order.
+    @Test func connectsThroughAUnixSocket() async throws {
+        let broker = try await MosquittoBroker(unixSocket: true)
+        let socket = try #require(broker.socketPath)
+        let options = MosquittoClient.Options(
+            broker: try MQTTBrokerURL(parsing: "unix://\(socket)"), clientID: "unix-\(broker.port)")
+        #expect(options.broker.usesUnixSocket && options.broker.description == "unix://\(socket)")
+        let client = try MosquittoClient(options: options, logger: testLogger("unix"))
+        let topics = try await withRunningClients([client]) {
+            try await client.subscribe("unix/#", qos: .atLeastOnce)
+            try await client.publish(MQTTMessage(topic: "unix/zero", text: "0", qos: .atMostOnce))
+            try await client.publish(MQTTMessage(topic: "unix/one", text: "1", qos: .atLeastOnce))
+            // One iterator for both: an iterator takes what arrived together as a batch (here both, often).
+            return try await withDeadline(.seconds(15), "two messages") {
+                var messages = client.messages.makeAsyncIterator()
+                var topics: [String] = []
+                while topics.count < 2, let message = await messages.next() { topics.append(message.topic) }
+                return topics
+            }
+        }
+        #expect(topics == ["unix/zero", "unix/one"])
+        let statistics = await client.currentStatistics
+        #expect(statistics.directPublishes == 1 && statistics.messagesPublished == 2)
+        await broker.stop()
+    }
+
+    @Test func aMissingUnixSocketGivesTheUnreachableError() async throws {
+        let path = try makeTemporaryDirectory("gattway-no-broker") + "/mosquitto.sock"
+        let options = MosquittoClient.Options(broker: .unixSocket(path), clientID: "no-socket")
+        let client = try MosquittoClient(options: options, logger: testLogger("no-socket"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            defer { group.cancelAll() }
+            do {
+                try await client.waitUntilConnected(timeout: .seconds(2))
+                Issue.record("connected to a socket that does not exist")
+            } catch let error as MQTTError {
+                guard case .unreachable(let host, 0, let errno, _) = error else {
+                    Issue.record("unexpected error \(error)")
+                    return
+                }
+                #expect(host == path && errno == ENOENT)
+                #expect(error.description.hasPrefix("broker on unix socket \(path) is unreachable: "))
+            }
+        }
+    }
+
     @Test func unreadableCAFileIsATLSSetupError() async throws {
         var options = MosquittoClient.Options(
             broker: try MQTTBrokerURL(parsing: "mqtts://localhost:1"), clientID: "badca")

@@ -15,18 +15,23 @@ package actor MosquittoBroker {
     package nonisolated let port: UInt16
     package nonisolated let directory: String
     package nonisolated let certificates: Certificates?
+    /// The path of its unix socket listener, when it has one.
+    package nonisolated let socketPath: String?
     private let configPath: String
     private var process: ChildProcess?
 
     /// Starts a broker. `users` (name → password) turns on a password file and refuses anonymous clients;
     /// `tls` makes the listener speak TLS with certificates made for this broker; `aclFile` restricts topics;
-    /// `extraConfiguration` lines are added as they are (`set_tcp_nodelay true`, say).
+    /// `extraConfiguration` lines are added as they are (`set_tcp_nodelay true`, say); `unixSocket` adds a listener on
+    /// a unix socket (`socketPath`) beside the TCP one.
     package init(
-        users: [String: String] = [:], tls: Bool = false, aclFile: String? = nil, extraConfiguration: [String] = []
+        users: [String: String] = [:], tls: Bool = false, aclFile: String? = nil, extraConfiguration: [String] = [],
+        unixSocket: Bool = false
     ) async throws {
         directory = try makeTemporaryDirectory("gattway-mosquitto")
         port = try freeLoopbackPort()
         certificates = tls ? try await Self.makeCertificates(in: directory) : nil
+        socketPath = unixSocket ? directory + "/mosquitto.sock" : nil
         var lines = [
             "listener \(port) 127.0.0.1",
             "max_queued_messages 0",
@@ -52,6 +57,8 @@ package actor MosquittoBroker {
                 "cafile \(certificates.caFile)", "certfile \(certificates.certFile)", "keyfile \(certificates.keyFile)",
             ]
         }
+        // After the TLS lines, which belong to the TCP listener before it.
+        if let socketPath { lines.append("listener 0 \(socketPath)") }
         configPath = directory + "/mosquitto.conf"
         try (lines.joined(separator: "\n") + "\n").write(toFile: configPath, atomically: true, encoding: .utf8)
         try await start()

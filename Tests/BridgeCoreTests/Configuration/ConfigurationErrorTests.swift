@@ -28,12 +28,34 @@ import Testing
             """)
         #expect(
             found == [
-                "mqtt.url: \"http://x\" must start with mqtt:// or mqtts://",
+                "mqtt.url: \"http://x\" must start with mqtt://, mqtts:// or unix://",
                 "mqtt.tls: cert_file and key_file must be given together",
                 "devices[0].name: \"\" must not be empty",
                 "devices[0].address: \"zz\" is not a Bluetooth address",
                 "devices[1].idle_timeout: only applies to connect: on_demand",
                 "devices[1].characteristics[0].write: \"sometimes\" is not one of with_response, without_response",
+            ])
+    }
+
+    @Test func aBrokerOnAUnixSocketIsNamedByItsAbsolutePath() throws {
+        let config = try BridgeConfiguration(yaml: "mqtt: { url: \"unix:///run/mosquitto/mosquitto.sock\" }")
+        #expect(config.mqtt.broker == MQTTSettings.Broker(socketPath: "/run/mosquitto/mosquitto.sock"))
+        #expect(config.mqtt.broker.usesUnixSocket && config.mqtt.broker.port == 0)
+        let tooLong = "/" + String(repeating: "s", count: MQTTSettings.Broker.maxSocketPathBytes)
+        #expect(
+            errors("mqtt: { url: \"unix://run/mosquitto.sock\" }") == [
+                "mqtt.url: \"unix://run/mosquitto.sock\" needs the socket's absolute path: "
+                    + "unix:///run/mosquitto/mosquitto.sock"
+            ])
+        #expect(errors("mqtt: { url: \"unix:///\" }").count == 1)
+        #expect(
+            errors("mqtt: { url: \"unix://\(tooLong)\" }") == [
+                "mqtt.url: \"unix://\(tooLong)\": a unix socket path holds at most 107 bytes"
+            ])
+        #expect(errors("mqtt: { url: \"unix://\(tooLong.dropLast())\" }").isEmpty)
+        #expect(
+            errors("mqtt: { url: \"unix:///run/m.sock\", tls: { ca_file: ca.pem } }") == [
+                "mqtt.tls: is set but mqtt.url is a unix socket, which carries no TLS"
             ])
     }
 

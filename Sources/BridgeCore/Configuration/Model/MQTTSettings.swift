@@ -2,7 +2,7 @@ import BluetoothCore
 
 /// Validated `mqtt:` section.
 package struct MQTTSettings: Sendable, Hashable {
-    /// Where the broker is.
+    /// Where the broker is: a host and port, or (port 0, as libmosquitto takes it) a unix socket's path.
     package struct Broker: Sendable, Hashable {
         package var host: String
         package var port: Int
@@ -14,6 +14,16 @@ package struct MQTTSettings: Sendable, Hashable {
             self.port = port
             self.usesTLS = usesTLS
         }
+
+        /// A broker on this machine listening on the unix domain socket at `path` (`unix:///path`).
+        package init(socketPath path: String) {
+            self.init(host: path, port: 0, usesTLS: false)
+        }
+
+        package var usesUnixSocket: Bool { port == 0 }
+
+        /// The room of `sockaddr_un.sun_path` on Linux, less its NUL.
+        package static let maxSocketPathBytes = 107
     }
 
     /// Where the password comes from; the password itself is never held in the configuration.

@@ -26,7 +26,11 @@ extension ConfigurationValidator {
             tls = MQTTSettings.TLS(
                 caFile: file.caFile, certificateFile: file.certFile, keyFile: file.keyFile,
                 insecure: file.insecure ?? ConfigurationDefaults.tlsInsecure)
-            if broker?.usesTLS == false { fail("mqtt.tls", "is set but mqtt.url uses mqtt://; use mqtts://") }
+            if broker?.usesUnixSocket == true {
+                fail("mqtt.tls", "is set but mqtt.url is a unix socket, which carries no TLS")
+            } else if broker?.usesTLS == false {
+                fail("mqtt.tls", "is set but mqtt.url uses mqtt://; use mqtts://")
+            }
         }
         let keepalive = range(
             section.keepalive ?? ConfigurationDefaults.keepaliveSeconds,
@@ -69,18 +73,32 @@ extension ConfigurationValidator {
         return settings
     }
 
-    /// `mqtt://host[:port]` or `mqtts://host[:port]`; default ports 1883 and 8883.
+    /// `mqtt://host[:port]` or `mqtts://host[:port]` (default ports 1883 and 8883), or `unix:///path/to/socket`, a
+    /// broker on this machine listening on a unix domain socket.
     private mutating func brokerURL(_ text: String, _ path: String) -> MQTTSettings.Broker? {
         let usesTLS: Bool
         var rest: Substring
-        if text.hasPrefix("mqtt://") {
+        if text.hasPrefix("unix://") {
+            let socket = String(text.dropFirst(7))
+            guard socket.hasPrefix("/"), socket.count > 1, !socket.hasSuffix("/") else {
+                fail(path, "\"\(text)\" needs the socket's absolute path: unix:///run/mosquitto/mosquitto.sock")
+                return nil
+            }
+            guard socket.utf8.count <= MQTTSettings.Broker.maxSocketPathBytes, !socket.utf8.contains(0) else {
+                fail(
+                    path,
+                    "\"\(text)\": a unix socket path holds at most \(MQTTSettings.Broker.maxSocketPathBytes) bytes")
+                return nil
+            }
+            return MQTTSettings.Broker(socketPath: socket)
+        } else if text.hasPrefix("mqtt://") {
             usesTLS = false
             rest = text.dropFirst(7)
         } else if text.hasPrefix("mqtts://") {
             usesTLS = true
             rest = text.dropFirst(8)
         } else {
-            fail(path, "\"\(text)\" must start with mqtt:// or mqtts://")
+            fail(path, "\"\(text)\" must start with mqtt://, mqtts:// or unix://")
             return nil
         }
         if rest.hasSuffix("/") { rest = rest.dropLast() }
