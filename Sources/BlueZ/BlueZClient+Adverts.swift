@@ -185,8 +185,7 @@ package final class LastAdvertReport: @unchecked Sendable {
     /// Remembers the body `properties` were just read from, in place, for `repeated`.
     func remember(_ bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
         guard bytes.count <= Self.maxRememberedBody else { return }
-        body.removeAll(keepingCapacity: true)
-        body.append(contentsOf: bytes)
+        body.replaceContents(with: bytes)
         bodyBigEndian = bigEndian
         bodyRemembered = true
     }

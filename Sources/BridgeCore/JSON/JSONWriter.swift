@@ -60,8 +60,7 @@ package struct JSONWriter: ~Copyable {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: documentRoom) { room in
             var writer = JSONWriter(lent: room)
             write(&writer)
-            payload.removeAll(keepingCapacity: true)
-            payload.append(contentsOf: UnsafeBufferPointer(start: writer.base, count: writer.length))
+            payload.replaceContents(with: UnsafeRawBufferPointer(start: writer.base, count: writer.length))
         }
     }
 
