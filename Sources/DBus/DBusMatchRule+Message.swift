@@ -11,9 +11,6 @@ struct DBusMessageFields {
     let member: UnsafePointer<CChar>?
     let path: UnsafePointer<CChar>?
     private var firstString: UnsafePointer<CChar>??
-    /// The last well-known name asked about, and whether the sender owns it: the rules of one program mostly name
-    /// the same service, so its owner is looked up once per message.
-    private var lastOwnership: (name: String, owned: Bool)?
 
     init(_ message: OpaquePointer) {
         self.message = message
@@ -54,16 +51,14 @@ struct DBusMessageFields {
         return value
     }
 
-    /// Whether the sender is `name` or, for a well-known name, its current owner by `owners`.
-    mutating func sentBy(_ name: String, owners: TrackedOwners) -> Bool {
+    /// Whether the sender is `name` or, for a well-known name, its current owner by `owners`. Looked up for each rule
+    /// that names a sender, not remembered for the message: nearly every signal meets one such rule (the tap that
+    /// takes it), and keeping the name for a second cost a retain and a release of it for every signal.
+    func sentBy(_ name: String, owners: TrackedOwners) -> Bool {
         guard let sender else { return false }
-        if let lastOwnership, lastOwnership.name == name { return lastOwnership.owned }
-        let owned =
-            DBusMatchRule.equal(sender, name)
+        return DBusMatchRule.equal(sender, name)
             || (owners.reading(name) { tracked in tracked.owner.map { DBusMatchRule.equal(sender, $0) } ?? false }
                 ?? false)
-        lastOwnership = (name, owned)
-        return owned
     }
 }
 
