@@ -20,11 +20,10 @@ extension Array where Element == UInt8 {
 extension Array where Element == UInt8 {
     /// Makes the array hold exactly `bytes`, in its own room when it has the same count (then one copy, where
     /// `removeAll(keepingCapacity:)` and `append(contentsOf:)` cost some 300 instructions of generic range
-    /// replacement for a payload written again for each advertisement), else through those.
+    /// replacement for a payload written again for each advertisement), else by one range replacement.
     package mutating func replaceContents(with bytes: UnsafeRawBufferPointer) {
         guard count == bytes.count, let source = bytes.baseAddress else {
-            removeAll(keepingCapacity: true)
-            append(contentsOf: bytes)
+            replaceSubrange(indices, with: bytes)
             return
         }
         withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: source, byteCount: bytes.count) }

@@ -52,8 +52,7 @@ final class AdvertPublisher: Sendable {
         /// RSSI here are newer than what the actor's event stream may still bring.
         var reportsTaken = false
         var adverts: AdvertThrottle<BridgeClock.Instant>
-        /// Room the next advert is written into (see `AdvertThrottle.publishIfNew`), and its address member.
-        var advertPayload: [UInt8] = []
+        /// The address member of its adverts.
         var advertLayout: AdvertDocumentLayout
         /// The name, manufacturer or service data changed since the decoder last read them (or it never did):
         /// bluetoothd reports every RSSI change, and an unchanged packet is neither decoded (decrypted) again nor
@@ -61,8 +60,7 @@ final class AdvertPublisher: Sendable {
         var decoderInputChanged = true
         var lastStatePayload: [UInt8] = []
         var lastStatePublished: BridgeClock.Instant?
-        /// The newest decoded state when `statePending`, else room to write the next into: the two payloads swap
-        /// when one is published, so that a device's states are written in place, with no array made for each.
+        /// The newest decoded state while it waits for the end of `advert_min_interval` (empty otherwise).
         var pendingStatePayload: [UInt8] = []
         var statePending = false
         var stateFlushScheduled = false
@@ -86,8 +84,17 @@ final class AdvertPublisher: Sendable {
         var toActor: @Sendable (String, [FollowUp]) -> Void
     }
 
+    /// Room the next state and advert of any device are written into. A new one swaps with the device's last
+    /// published payload, whose room is then written into next: payloads are written in place, with no array made
+    /// for each, and a device keeps only what it published (and a state that waits).
+    private struct PayloadRoom: Sendable {
+        var state: [UInt8] = []
+        var advert: [UInt8] = []
+    }
+
     private struct State: Sendable {
         var devices = PathTable<Device>()
+        var room = PayloadRoom()
         var reportThread: ReportThread?
         /// The devices whose `unsynced` is set, each once: the actor's sync visits these, not every device.
         var unsyncedPaths: [String] = []
@@ -216,7 +223,7 @@ final class AdvertPublisher: Sendable {
             var actions: [FollowUp] = []
             if merged.changed {
                 actions = update(
-                    &state.devices[at: index], refusals: &state.refusals,
+                    &state.devices[at: index], room: &state.room, refusals: &state.refusals,
                     encryptionCounters: &state.encryptionCounters, at: now, mayPublish: true)
             }
             if merged.firstSinceSync { state.unsyncedPaths.append(path) }
@@ -257,7 +264,7 @@ final class AdvertPublisher: Sendable {
                 return ([advert ? .flushAdvert(after: .zero) : .flushState(after: .zero)], [], state.reportThread)
             }
             if advert {
-                flushAdvert(&state.devices[at: index], at: now, mayPublish: true)
+                flushAdvert(&state.devices[at: index], room: &state.room.advert, at: now, mayPublish: true)
                 return ([], [], nil)
             }
             return ([], flushState(&state.devices[at: index], at: now, mayPublish: true), state.reportThread)
@@ -309,8 +316,8 @@ final class AdvertPublisher: Sendable {
             if !merged.hasSameAdvertisedData(as: device.state) { device.decoderInputChanged = true }
             device.state = merged
             let actions = update(
-                &device, refusals: &state.refusals, encryptionCounters: &state.encryptionCounters, at: now,
-                mayPublish: mayPublish)
+                &device, room: &state.room, refusals: &state.refusals,
+                encryptionCounters: &state.encryptionCounters, at: now, mayPublish: mayPublish)
             state.devices[path] = device
             return actions
         }
@@ -321,7 +328,7 @@ final class AdvertPublisher: Sendable {
         let now = clock.now
         state.withLock { state in
             guard let index = state.devices.index(of: path) else { return }
-            flushAdvert(&state.devices[at: index], at: now, mayPublish: mayPublish)
+            flushAdvert(&state.devices[at: index], room: &state.room.advert, at: now, mayPublish: mayPublish)
         }
     }
 
@@ -337,8 +344,11 @@ final class AdvertPublisher: Sendable {
     // MARK: - Under the lock
 
     /// The advert flush timer of `device` fired: publishes what it held back.
-    private func flushAdvert(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) {
-        guard device.adverts.flushTimerFired(), let payload = makeAdvert(&device, at: now), mayPublish else { return }
+    private func flushAdvert(
+        _ device: inout Device, room: inout [UInt8], at now: BridgeClock.Instant, mayPublish: Bool
+    ) {
+        guard device.adverts.flushTimerFired(), let payload = makeAdvert(&device, room: &room, at: now), mayPublish
+        else { return }
         // Under the lock, as every publication of a device, so that none overtakes another.
         outbox.send(
             MQTTMessage(topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
@@ -348,18 +358,22 @@ final class AdvertPublisher: Sendable {
     private func flushState(_ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool) -> [FollowUp] {
         device.stateFlushScheduled = false
         var actions: [FollowUp] = []
-        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
+        guard device.statePending else { return actions }
+        device.statePending = false
+        var waiting: [UInt8] = []
+        swap(&waiting, &device.pendingStatePayload)
+        publishState(&device, newest: &waiting, at: now, mayPublish: mayPublish, actions: &actions)
         return actions
     }
 
-    /// The device's advert, when it is not the one published last.
-    private func makeAdvert(_ device: inout Device, at now: BridgeClock.Instant) -> [UInt8]? {
-        AdvertPayload.write(of: device.state, layout: device.advertLayout, into: &device.advertPayload)
-        return device.adverts.publishIfNew(&device.advertPayload, at: now)
+    /// The device's advert, written in `room`, when it is not the one published last.
+    private func makeAdvert(_ device: inout Device, room: inout [UInt8], at now: BridgeClock.Instant) -> [UInt8]? {
+        AdvertPayload.write(of: device.state, layout: device.advertLayout, into: &room)
+        return device.adverts.publishIfNew(&room, at: now)
     }
 
     private func update(
-        _ device: inout Device, refusals: inout RefusalLog,
+        _ device: inout Device, room: inout PayloadRoom, refusals: inout RefusalLog,
         encryptionCounters: inout PacketIDDeduplicator<BridgeClock.Instant>, at now: BridgeClock.Instant,
         mayPublish: Bool
     ) -> [FollowUp] {
@@ -367,12 +381,12 @@ final class AdvertPublisher: Sendable {
         // Every message is sent as it is made, under the lock, so that the actor and the D-Bus loop cannot reorder
         // two publications of one device (and no list of them is allocated per advertisement).
         decode(
-            &device, refusals: &refusals, encryptionCounters: &encryptionCounters, at: now, mayPublish: mayPublish,
-            actions: &actions)
+            &device, room: &room, refusals: &refusals, encryptionCounters: &encryptionCounters, at: now,
+            mayPublish: mayPublish, actions: &actions)
         switch device.adverts.advertChanged(at: now) {
         case .makeAdvert:
             // In a fleet only the owner publishes; it publishes the newest advert when it starts owning.
-            if let payload = makeAdvert(&device, at: now), mayPublish {
+            if let payload = makeAdvert(&device, room: &room.advert, at: now), mayPublish {
                 outbox.send(
                     MQTTMessage(
                         topic: device.registration.advertTopic, payload: payload, qos: .atMostOnce, retain: true))
@@ -389,7 +403,7 @@ final class AdvertPublisher: Sendable {
     /// again, nor is a packet id already seen; a packet that does not decode is counted by reason and logged at a
     /// limited rate.
     private func decode(
-        _ device: inout Device, refusals: inout RefusalLog,
+        _ device: inout Device, room: inout PayloadRoom, refusals: inout RefusalLog,
         encryptionCounters: inout PacketIDDeduplicator<BridgeClock.Instant>, at now: BridgeClock.Instant,
         mayPublish: Bool, actions: inout [FollowUp]
     ) {
@@ -434,34 +448,43 @@ final class AdvertPublisher: Sendable {
             device.stateLayout = StateDocumentLayout(of: decoded)
             actions.append(.measurementsDecoded(decoded))
         }
-        decoded.writeState(into: &device.pendingStatePayload, layout: device.stateLayout)
-        device.statePending = true
-        publishState(&device, at: now, mayPublish: mayPublish, actions: &actions)
+        decoded.writeState(into: &room.state, layout: device.stateLayout)
+        publishState(&device, newest: &room.state, at: now, mayPublish: mayPublish, actions: &actions)
     }
 
-    /// Publishes the newest decoded state when it differs from the last one published, now or once the minimum
-    /// interval since the last publication has passed (the newest state wins).
+    /// A new decoded state, written in `newest`: published when it differs from the last one published, now or,
+    /// within `advert_min_interval` of the last publication, when that ends (the newest state wins). `newest` gets
+    /// back room to write the next state into.
     private func publishState(
-        _ device: inout Device, at now: BridgeClock.Instant, mayPublish: Bool, actions: inout [FollowUp]
+        _ device: inout Device, newest: inout [UInt8], at now: BridgeClock.Instant, mayPublish: Bool,
+        actions: inout [FollowUp]
     ) {
-        guard device.statePending else { return }
-        guard !device.pendingStatePayload.hasSameBytes(as: device.lastStatePayload) else {
-            device.statePending = false
+        guard !newest.hasSameBytes(as: device.lastStatePayload) else {
+            // Back to the state published last: one that waited is dropped.
+            dropPendingState(&device)
             return
         }
         if let last = device.lastStatePublished, last.duration(to: now) < minimumInterval {
+            swap(&newest, &device.pendingStatePayload)
+            device.statePending = true
             guard !device.stateFlushScheduled else { return }
             device.stateFlushScheduled = true
             actions.append(.flushState(after: minimumInterval - last.duration(to: now)))
             return
         }
+        dropPendingState(&device)
         device.lastStatePublished = now
-        swap(&device.pendingStatePayload, &device.lastStatePayload)
-        device.statePending = false
+        swap(&newest, &device.lastStatePayload)
         // In a fleet only the owner publishes; it publishes the last state when it starts owning.
         guard mayPublish else { return }
         outbox.send(
             MQTTMessage(
                 topic: device.registration.stateTopic, payload: device.lastStatePayload, qos: stateQoS, retain: true))
+    }
+
+    private func dropPendingState(_ device: inout Device) {
+        guard device.statePending else { return }
+        device.statePending = false
+        device.pendingStatePayload = []
     }
 }

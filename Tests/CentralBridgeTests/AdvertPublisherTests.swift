@@ -250,6 +250,51 @@ struct AdvertPublisherTests {
         #expect(adverts.last?.contains("\"rssi\":-60") ?? false, "the RSSI of the newest report: \(adverts)")
     }
 
+    @Test(
+        "a state back to the one published while it waits for the interval's end publishes nothing at the flush"
+    )
+    func aStateBackToThePublishedOneWhileWaiting() async throws {
+        let world = World(minimumInterval: .seconds(5))
+        _ = world.report(Self.bthome(centidegrees: 2000))
+        _ = world.report(Self.bthome(centidegrees: 2100))
+        _ = world.report(Self.bthome(centidegrees: 2000))
+        world.clock.advance(by: .seconds(5))
+        #expect(world.publisher.flushState(Self.path, mayPublish: true).isEmpty)
+        #expect(try await world.published(on: "gw/thermo/state") == [#"{"temperature":20,"format":"bthome"}"#])
+        // And one that changes again afterwards goes out at once, the interval having passed.
+        _ = world.report(Self.bthome(centidegrees: 2300))
+        #expect(try await world.published(on: "gw/thermo/state").last == #"{"temperature":23,"format":"bthome"}"#)
+    }
+
+    /// Every device's state and advert are written into the same room, which swaps with the device's last published
+    /// payload: each device's topics carry its own readings, and each reading once, whatever the order of reports.
+    @Test("devices reporting in turn each publish their own states and adverts")
+    func devicesInTurnPublishTheirOwn() async throws {
+        let world = World(minimumInterval: .zero)
+        let otherPath = "/org/bluez/hci0/dev_A4_C1_38_00_00_02"
+        let other = BluetoothAddress("A4:C1:38:00:00:02")!
+        world.publisher.register(
+            otherPath,
+            AdvertPublisher.Registration(
+                address: other, deviceTopic: "other", advertTopic: "gw/other/advert", stateTopic: "gw/other/state",
+                decoder: .auto, bindkey: nil, takesReports: true),
+            state: BLEDeviceState(path: otherPath, properties: [.address(other)]))
+        for step in 0..<6 {
+            _ = world.report(Self.bthome(centidegrees: Int16(1000 + step)))
+            _ = world.publisher.takeReport(otherPath, Self.bthome(centidegrees: Int16(2000 + step))) { _, _ in }
+            // A repeat of the first device's reading publishes nothing.
+            _ = world.report(Self.bthome(centidegrees: Int16(1000 + step)))
+        }
+        // 10.00 °C is written as the whole number it is.
+        func states(_ degrees: Int) -> [String] {
+            (0..<6).map { #"{"temperature":\#(degrees)\#($0 == 0 ? "" : ".0\($0)"),"format":"bthome"}"# }
+        }
+        #expect(try await world.published(on: "gw/thermo/state") == states(10))
+        #expect(try await world.published(on: "gw/other/state") == states(20))
+        let adverts = try await world.published(on: "gw/other/advert")
+        #expect(adverts.count == 6 && adverts.allSatisfy { $0.hasPrefix(#"{"address":"A4:C1:38:00:00:02""#) })
+    }
+
     @Test("reports of devices not registered, or registered for the actor's path, are declined and publish nothing")
     func declinedReports() async throws {
         let world = World(minimumInterval: .zero, takesReports: false)
