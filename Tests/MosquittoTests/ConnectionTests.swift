@@ -92,22 +92,28 @@ import Testing
         let port = try freeLoopbackPort()
         let options = MosquittoClient.Options(
             broker: try MQTTBrokerURL(parsing: "mqtt://127.0.0.1:\(port)"), clientID: "closed")
-        let client = try MosquittoClient(options: options, logger: testLogger("closed"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let error = try await connectError(options)
+        guard case .unreachable(let host, let errorPort, let errno, let reason) = error else {
+            Issue.record("unexpected error \(String(describing: error))")
+            return
+        }
+        #expect(host == "127.0.0.1" && errorPort == Int(port))
+        #expect(errno == ECONNREFUSED)
+        #expect(reason == "Connection refused")
+        #expect(error?.description.hasPrefix("broker 127.0.0.1:\(port) is unreachable: Connection refused") == true)
+    }
+
+    /// The error a client with `options` meets while it waits for its first connection (nil when it connected).
+    private func connectError(_ options: MosquittoClient.Options) async throws -> MQTTError? {
+        let client = try MosquittoClient(options: options, logger: testLogger(options.clientID))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await client.run() }
             defer { group.cancelAll() }
             do {
                 try await client.waitUntilConnected(timeout: .seconds(2))
-                Issue.record("connected to a closed port")
+                return nil
             } catch let error as MQTTError {
-                guard case .unreachable(let host, let errorPort, let errno, let reason) = error else {
-                    Issue.record("unexpected error \(error)")
-                    return
-                }
-                #expect(host == "127.0.0.1" && errorPort == Int(port))
-                #expect(errno == ECONNREFUSED)
-                #expect(reason == "Connection refused")
-                #expect(error.description.hasPrefix("broker 127.0.0.1:\(port) is unreachable: Connection refused"))
+                return error
             }
         }
     }
@@ -141,23 +147,13 @@ import Testing
 
     @Test func aMissingUnixSocketGivesTheUnreachableError() async throws {
         let path = try makeTemporaryDirectory("gattway-no-broker") + "/mosquitto.sock"
-        let options = MosquittoClient.Options(broker: .unixSocket(path), clientID: "no-socket")
-        let client = try MosquittoClient(options: options, logger: testLogger("no-socket"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await client.run() }
-            defer { group.cancelAll() }
-            do {
-                try await client.waitUntilConnected(timeout: .seconds(2))
-                Issue.record("connected to a socket that does not exist")
-            } catch let error as MQTTError {
-                guard case .unreachable(let host, 0, let errno, _) = error else {
-                    Issue.record("unexpected error \(error)")
-                    return
-                }
-                #expect(host == path && errno == ENOENT)
-                #expect(error.description.hasPrefix("broker on unix socket \(path) is unreachable: "))
-            }
+        let error = try await connectError(MosquittoClient.Options(broker: .unixSocket(path), clientID: "no-socket"))
+        guard case .unreachable(let host, 0, let errno, _) = error else {
+            Issue.record("unexpected error \(String(describing: error))")
+            return
         }
+        #expect(host == path && errno == ENOENT)
+        #expect(error?.description.hasPrefix("broker on unix socket \(path) is unreachable: ") == true)
     }
 
     @Test func unreadableCAFileIsATLSSetupError() async throws {

@@ -45,41 +45,21 @@ import Testing
     }
 
     @Test func aStateWrittenWithALayoutReadsAsItsDocument() throws {
+        func reading(_ format: AdvertisementFormat, _ values: KeyValuePairs<String, MeasurementValue>)
+            -> DecodedAdvertisement
+        {
+            DecodedAdvertisement(
+                format: format, measurements: values.map { DecodedMeasurement(name: $0.key, value: $0.value) })
+        }
         let readings = [
-            DecodedAdvertisement(
-                format: .bthome,
-                measurements: [
-                    DecodedMeasurement(name: "temperature", value: .number(21.5)),
-                    DecodedMeasurement(name: "battery", value: .number(93)),
-                ]),
-            DecodedAdvertisement(
-                format: .bthome,
-                measurements: [
-                    DecodedMeasurement(name: "temperature", value: .number(-3.25)),
-                    DecodedMeasurement(name: "battery", value: .number(92)),
-                ]),
+            reading(.bthome, ["temperature": .number(21.5), "battery": .number(93)]),
+            reading(.bthome, ["temperature": .number(-3.25), "battery": .number(92)]),
             // Other names, order, count or format: the layout does not fit, and the names are written as they are.
-            DecodedAdvertisement(
-                format: .bthome,
-                measurements: [
-                    DecodedMeasurement(name: "battery", value: .number(92)),
-                    DecodedMeasurement(name: "temperature", value: .number(20)),
-                ]),
-            DecodedAdvertisement(
-                format: .pvvx,
-                measurements: [
-                    DecodedMeasurement(name: "temperature", value: .number(21.5)),
-                    DecodedMeasurement(name: "battery", value: .number(93)),
-                ]),
-            DecodedAdvertisement(
-                format: .bthome, measurements: [DecodedMeasurement(name: "temperature", value: .number(1))]),
-            DecodedAdvertisement(
-                format: .bthome,
-                measurements: [
-                    DecodedMeasurement(name: "te\"mp", value: .text("a\nb")),
-                    DecodedMeasurement(name: "open", value: .bool(true)),
-                ]),
-            DecodedAdvertisement(format: .eddystone, measurements: []),
+            reading(.bthome, ["battery": .number(92), "temperature": .number(20)]),
+            reading(.pvvx, ["temperature": .number(21.5), "battery": .number(93)]),
+            reading(.bthome, ["temperature": .number(1)]),
+            reading(.bthome, ["te\"mp": .text("a\nb"), "open": .bool(true)]),
+            reading(.eddystone, [:]),
         ]
         for made in readings {
             let layout = StateDocumentLayout(of: made)
