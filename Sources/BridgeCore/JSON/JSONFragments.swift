@@ -1,6 +1,6 @@
 /// Pieces of JSON serialised once for documents that repeat them: the keys of a device's state document, its
 /// address member. A device publishes the same keys with every new reading, and quoting, scanning for escapes and
-/// copying each from its string cost more than the rest of the document; a fragment is one copy.
+/// copying each from its string cost about as much as the rest of the document; a fragment is one copy.
 package struct JSONFragments: Sendable {
     /// The fragments one after another; `ends[i]` is where fragment `i` ends.
     private var bytes: [UInt8] = []
