@@ -27,6 +27,16 @@ package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictiona
     /// How many UUIDs carry data.
     package var count: Int { (first == nil ? 0 : 1) + rest.count }
 
+    /// How many bytes `uuid` carries, read in place; nil when it carries none. What a format's `recognizes` asks:
+    /// the data itself, returned, was retained and released for each of the formats `auto` tries.
+    package func dataCount(of uuid: BluetoothUUID) -> Int? {
+        if holdsFirst(uuid) { return first?.data.count }
+        return rest.withUnsafeBufferPointer { entries in
+            for index in entries.indices where entries[index].uuid == uuid { return entries[index].data.count }
+            return nil
+        }
+    }
+
     /// The data under `uuid`; setting nil removes it.
     package subscript(uuid: BluetoothUUID) -> [UInt8]? {
         get {

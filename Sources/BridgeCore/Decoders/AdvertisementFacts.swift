@@ -32,6 +32,9 @@ package struct AdvertisementFacts: Sendable, Equatable {
     /// The service data advertised for a 16-bit assigned UUID.
     package func serviceData(uuid16: UInt16) -> [UInt8]? { serviceData[BluetoothUUID(uuid16: uuid16)] }
 
+    /// How many bytes of service data a 16-bit assigned UUID carries (see `AdvertisedServiceData.dataCount(of:)`).
+    package func serviceDataCount(uuid16: UInt16) -> Int? { serviceData.dataCount(of: BluetoothUUID(uuid16: uuid16)) }
+
     /// The manufacturer data of a company. An advertisement carries one company's data or none nearly always, and
     /// each format tried looks here: its one key is compared, where the dictionary hashed the id every time.
     package func manufacturerData(companyID: UInt16) -> [UInt8]? {

@@ -15,7 +15,7 @@ package struct BTHomeDecoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .bthome }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.serviceData(uuid16: Self.serviceUUID16) != nil
+        facts.serviceDataCount(uuid16: Self.serviceUUID16) != nil
     }
 
     package func decode(

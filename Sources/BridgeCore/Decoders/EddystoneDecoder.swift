@@ -12,7 +12,7 @@ package struct EddystoneDecoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .eddystone }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.serviceData(uuid16: Self.serviceUUID16) != nil
+        facts.serviceDataCount(uuid16: Self.serviceUUID16) != nil
     }
 
     package func decode(

@@ -44,7 +44,7 @@ package struct PVVXDecoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .pvvx }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.serviceData(uuid16: EnvironmentSensing181A.serviceUUID16)?.count == 15
+        facts.serviceDataCount(uuid16: EnvironmentSensing181A.serviceUUID16) == 15
     }
 
     package func decode(
@@ -73,7 +73,7 @@ package struct ATC1441Decoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .atc1441 }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.serviceData(uuid16: EnvironmentSensing181A.serviceUUID16)?.count == 13
+        facts.serviceDataCount(uuid16: EnvironmentSensing181A.serviceUUID16) == 13
     }
 
     package func decode(

@@ -16,7 +16,7 @@ package struct MiBeaconDecoder: AdvertisementDecoder {
     package var format: AdvertisementFormat { .mibeacon }
 
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.serviceData(uuid16: Self.serviceUUID16) != nil
+        facts.serviceDataCount(uuid16: Self.serviceUUID16) != nil
     }
 
     package func decode(

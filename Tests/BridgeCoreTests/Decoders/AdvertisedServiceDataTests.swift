@@ -17,6 +17,13 @@ import Testing
         #expect(data[BluetoothUUID(uuid16: 0x181A)] == nil)
         #expect(AdvertisedServiceData()[bthome] == nil)
         #expect(AdvertisedServiceData().count == 0)
+        // Each entry's length, wherever it lies, as its data would say.
+        for uuid in [bthome, mibeacon, battery, BluetoothUUID(uuid16: 0x181A)] {
+            #expect(data.dataCount(of: uuid) == data[uuid]?.count)
+        }
+        #expect(AdvertisedServiceData().dataCount(of: bthome) == nil)
+        let facts = AdvertisementFacts(address: BluetoothAddress("A4:C1:38:00:00:01")!, serviceData: data)
+        #expect(facts.serviceDataCount(uuid16: 0xFE95) == 2 && facts.serviceDataCount(uuid16: 0x181A) == nil)
     }
 
     @Test("facts read again in place say what facts made from the same data say, and nothing of the data before")
