@@ -60,9 +60,10 @@ final class AdvertPublisher: Sendable {
         var decoderInputChanged = true
         var lastStatePayload: [UInt8] = []
         var lastStatePublished: BridgeClock.Instant?
-        /// The newest decoded state while it waits for the end of `advert_min_interval` (empty otherwise).
+        /// The newest decoded state while it waits for the end of `advert_min_interval` (empty otherwise: a state
+        /// document is never empty).
         var pendingStatePayload: [UInt8] = []
-        var statePending = false
+        var statePending: Bool { !pendingStatePayload.isEmpty }
         var stateFlushScheduled = false
         /// The last decoded advertisement reported as a follow-up (its measurements' kinds matter, not values).
         var lastReportedMeasurements: DecodedAdvertisement?
@@ -359,7 +360,6 @@ final class AdvertPublisher: Sendable {
         device.stateFlushScheduled = false
         var actions: [FollowUp] = []
         guard device.statePending else { return actions }
-        device.statePending = false
         var waiting: [UInt8] = []
         swap(&waiting, &device.pendingStatePayload)
         publishState(&device, newest: &waiting, at: now, mayPublish: mayPublish, actions: &actions)
@@ -466,7 +466,6 @@ final class AdvertPublisher: Sendable {
         }
         if let last = device.lastStatePublished, last.duration(to: now) < minimumInterval {
             swap(&newest, &device.pendingStatePayload)
-            device.statePending = true
             guard !device.stateFlushScheduled else { return }
             device.stateFlushScheduled = true
             actions.append(.flushState(after: minimumInterval - last.duration(to: now)))
@@ -483,8 +482,6 @@ final class AdvertPublisher: Sendable {
     }
 
     private func dropPendingState(_ device: inout Device) {
-        guard device.statePending else { return }
-        device.statePending = false
-        device.pendingStatePayload = []
+        if device.statePending { device.pendingStatePayload = [] }
     }
 }

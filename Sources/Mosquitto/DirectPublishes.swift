@@ -45,16 +45,13 @@ package struct DirectPublishes {
     /// A struct's method, not the client's: a closure in an actor's method over a library compiled without strict
     /// concurrency checks its executor on entry (some 350 instructions), and this runs twice per publish.
     package mutating func add(_ message: MQTTMessage, version: MQTTProtocolVersion) -> Bool {
+        func addWithPayload(_ topic: UnsafeBufferPointer<UInt8>) -> Bool {
+            message.payload.withUnsafeBytes { add(topic: topic, payload: $0, retain: message.retain, version: version) }
+        }
         // A native topic is read where it lies; `withUTF8` needs a mutable copy, a retain and a release a publish.
-        if let added = message.topic.utf8.withContiguousStorageIfAvailable({ topic in
-            message.payload.withUnsafeBytes { add(topic: topic, payload: $0, retain: message.retain, version: version) }
-        }) {
-            return added
-        }
+        if let added = message.topic.utf8.withContiguousStorageIfAvailable(addWithPayload) { return added }
         var topic = message.topic
-        return topic.withUTF8 { topic in
-            message.payload.withUnsafeBytes { add(topic: topic, payload: $0, retain: message.retain, version: version) }
-        }
+        return topic.withUTF8(addWithPayload)
     }
 
     /// Adds one packet; false, with nothing added, when it does not qualify (see the type) or exceeds the broker's

@@ -53,9 +53,9 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes the document `write` writes into `payload`, replacing what it held, in its own room when it is the
-    /// only owner of room enough: a payload kept per device and written again for each advertisement allocates
-    /// nothing, where a new array for each was an allocation and a free, two for every advertisement with a new
-    /// reading (its state and its advert).
+    /// only owner of room enough: room written again for each advertisement allocates nothing, where a new array
+    /// for each was an allocation and a free, two for every advertisement with a new reading (its state and its
+    /// advert).
     package static func document(into payload: inout [UInt8], _ write: (inout JSONWriter) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: documentRoom) { room in
             var writer = JSONWriter(lent: room)

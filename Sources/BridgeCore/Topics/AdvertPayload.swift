@@ -40,15 +40,14 @@ package struct AdvertPayload: Sendable, Hashable {
     /// first: copying its names and data into one, and dropping it, cost fifteen retains and releases for every
     /// advertisement.
     package static func json(of state: BLEDeviceState) -> [UInt8] {
-        json(
-            address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,
-            txPower: state.txPower.map(Int.init), manufacturerData: state.manufacturerData,
-            serviceData: state.serviceData)
+        var payload: [UInt8] = []
+        write(of: state, layout: nil, into: &payload)
+        return payload
     }
 
     /// Writes `json(of: state)`'s bytes into `payload` in place, the address member from `layout` when it is the
     /// state's address.
-    package static func write(of state: BLEDeviceState, layout: AdvertDocumentLayout, into payload: inout [UInt8]) {
+    package static func write(of state: BLEDeviceState, layout: AdvertDocumentLayout?, into payload: inout [UInt8]) {
         JSONWriter.document(into: &payload) { writer in
             write(
                 address: state.address, rssi: state.rssi.map(Int.init), name: state.name, alias: state.alias,

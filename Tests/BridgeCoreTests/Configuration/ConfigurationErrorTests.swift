@@ -54,6 +54,10 @@ import Testing
             ])
         #expect(errors("mqtt: { url: \"unix://\(tooLong.dropLast())\" }").isEmpty)
         #expect(
+            errors("mqtt: { url: \"unix:///run/m\\0.sock\" }") == [
+                "mqtt.url: a unix socket path must not contain a NUL byte"
+            ])
+        #expect(
             errors("mqtt: { url: \"unix:///run/m.sock\", tls: { ca_file: ca.pem } }") == [
                 "mqtt.tls: is set but mqtt.url is a unix socket, which carries no TLS"
             ])

@@ -84,7 +84,11 @@ extension ConfigurationValidator {
                 fail(path, "\"\(text)\" needs the socket's absolute path: unix:///run/mosquitto/mosquitto.sock")
                 return nil
             }
-            guard socket.utf8.count <= MQTTSettings.Broker.maxSocketPathBytes, !socket.utf8.contains(0) else {
+            guard !socket.utf8.contains(0) else {
+                fail(path, "a unix socket path must not contain a NUL byte")
+                return nil
+            }
+            guard socket.utf8.count <= MQTTSettings.Broker.maxSocketPathBytes else {
                 fail(
                     path,
                     "\"\(text)\": a unix socket path holds at most \(MQTTSettings.Broker.maxSocketPathBytes) bytes")
