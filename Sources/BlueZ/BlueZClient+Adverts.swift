@@ -96,19 +96,10 @@ extension BlueZClient {
                 if last.rssi == nil { last.rssi = (offset: value.offset - 2, index: properties.count) }
                 properties.append(.rssi(rssi))
             } else if name.is("ServiceData") {
-                guard
-                    let data = value.stringKeyedByteArrays(
-                        maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes, maxKeyLength: maxServiceUUIDLength,
-                        reusing: last.serviceData, makeKey: last.serviceUUID(named:))
-                else { return false }
-                last.serviceData = data
+                guard let data = last.readServiceData(&value) else { return false }
                 properties.append(.serviceData(data))
             } else if name.is("ManufacturerData") {
-                guard
-                    let data = value.uint16KeyedByteArrays(
-                        maxEntries: maxAdvertEntries, maxBytes: maxAdvertBytes, reusing: last.manufacturerData)
-                else { return false }
-                last.manufacturerData = data
+                guard let data = last.readManufacturerData(&value) else { return false }
                 properties.append(.manufacturerData(data))
             } else if name.is("TxPower") {
                 guard let power = value.int16() else { return false }
@@ -135,13 +126,17 @@ package final class LastAdvertReport: @unchecked Sendable {
     var pathIdentity: UInt64 = 0
     /// The device paths of the reports read, each made into a String once.
     var paths = DevicePathInterner()
-    var serviceData: [String: [UInt8]] = [:]
-    var manufacturerData: [UInt16: [UInt8]] = [:]
+    /// The service and manufacturer data of the last report read: the next one of the same device hands on this
+    /// same storage when it carries the same entries.
+    var serviceData: AdvertisedEntries<String> = [:]
+    var manufacturerData: AdvertisedEntries<UInt16> = [:]
     /// The service UUID keys of the last reports, whichever device sent them, the latest added first: among many
     /// devices the few UUIDs they advertise come again and again, and a key read again reuses its String. Reusing it
     /// spares an allocation, and a device comparing its service data's key with its last one (`UUIDTextCache`) then
     /// finds the same storage.
     package private(set) var serviceUUIDs: [String] = []
+    /// The first 8 bytes of each of `serviceUUIDs` (see `serviceUUID(named:)`).
+    private var serviceUUIDPrefixes: [UInt64] = []
     package static let maxServiceUUIDs = 8
     /// The properties list handed on last, whose storage the next report reuses once the handler let go of it.
     var properties: [BLEDeviceProperty] = []
@@ -196,14 +191,98 @@ package final class LastAdvertReport: @unchecked Sendable {
         rssi = nil
     }
 
+    /// The service data `value` holds, within the bounds of an advertisement (nil for anything else), kept as
+    /// `serviceData`: that same storage when it holds the same entries, else new entries whose keys reuse the
+    /// Strings of the last report and of `serviceUUIDs`.
+    func readServiceData(_ value: inout DBusVariantReader) -> AdvertisedEntries<String>? {
+        let held = serviceData
+        if !held.isEmpty {
+            var probe = value
+            var matched = 0
+            let same = probe.forEachStringKeyedByteArray(
+                maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes,
+                maxKeyLength: BlueZClient.maxServiceUUIDLength
+            ) { key, bytes in
+                guard let entry = held.entry(utf8: key), entry.value.hasSameBytes(as: bytes) else { return false }
+                matched += 1
+                return true
+            }
+            if same && matched == held.count {
+                value = probe
+                return held
+            }
+        }
+        var read = AdvertisedEntries<String>()
+        let complete = value.forEachStringKeyedByteArray(
+            maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes,
+            maxKeyLength: BlueZClient.maxServiceUUIDLength
+        ) { key, bytes in
+            read.set(bytes, for: held.entry(utf8: key)?.key ?? serviceUUID(named: key))
+            return true
+        }
+        guard complete else { return nil }
+        serviceData = read
+        return read
+    }
+
+    /// As `readServiceData`, for manufacturer data.
+    func readManufacturerData(_ value: inout DBusVariantReader) -> AdvertisedEntries<UInt16>? {
+        let held = manufacturerData
+        if !held.isEmpty {
+            var probe = value
+            var matched = 0
+            let same = probe.forEachUInt16KeyedByteArray(
+                maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes
+            ) { key, bytes in
+                guard let entry = held.entry(key), entry.value.hasSameBytes(as: bytes) else { return false }
+                matched += 1
+                return true
+            }
+            if same && matched == held.count {
+                value = probe
+                return held
+            }
+        }
+        var read = AdvertisedEntries<UInt16>()
+        let complete = value.forEachUInt16KeyedByteArray(
+            maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes
+        ) { key, bytes in
+            read.set(bytes, for: key)
+            return true
+        }
+        guard complete else { return nil }
+        manufacturerData = read
+        return read
+    }
+
     /// The service UUID key with these UTF-8 bytes: one of `serviceUUIDs`, else made and kept there (in place of
     /// the oldest once there are `maxServiceUUIDs`).
     func serviceUUID(named bytes: UnsafeRawBufferPointer) -> String {
-        for index in serviceUUIDs.indices where serviceUUIDs[index].hasUTF8(bytes) { return serviceUUIDs[index] }
+        // The first 8 bytes are compared before the whole text: UUID texts of one length differ there when they
+        // name 16-bit UUIDs ("0000fcd2-…"), and comparing a String's UTF-8 costs some 50 instructions each.
+        let prefix = Self.prefix(of: bytes)
+        for index in serviceUUIDs.indices
+        where serviceUUIDPrefixes[index] == prefix && serviceUUIDs[index].hasUTF8(bytes) {
+            return serviceUUIDs[index]
+        }
         let key = String(decoding: bytes, as: UTF8.self)
-        if serviceUUIDs.count == Self.maxServiceUUIDs { serviceUUIDs.removeLast() }
+        if serviceUUIDs.count == Self.maxServiceUUIDs {
+            serviceUUIDs.removeLast()
+            serviceUUIDPrefixes.removeLast()
+        }
         serviceUUIDs.insert(key, at: 0)
+        serviceUUIDPrefixes.insert(prefix, at: 0)
         return key
+    }
+
+    /// Up to the first 8 bytes, as one word (shorter texts padded with zeros).
+    private static func prefix(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+        guard bytes.count >= 8 else {
+            var word: UInt64 = 0
+            for (index, byte) in bytes.enumerated() { word |= UInt64(byte) << (8 * index) }
+            return word
+        }
+        return bytes.loadUnaligned(as: UInt64.self)
     }
 
     func takeProperties() -> [BLEDeviceProperty] {
@@ -216,7 +295,7 @@ package final class LastAdvertReport: @unchecked Sendable {
         forgetBody()
         self.path = path.path
         pathIdentity = path.identity
-        serviceData = [:]
-        manufacturerData = [:]
+        serviceData = AdvertisedEntries()
+        manufacturerData = AdvertisedEntries()
     }
 }

@@ -36,11 +36,11 @@ extension BLEDeviceState {
             case "Trusted": properties.append(.trusted(value.bool ?? false))
             case "UUIDs": properties.append(.uuids(value.stringArray ?? []))
             case "ManufacturerData":
-                var decoded: [UInt16: [UInt8]] = [:]
+                var decoded = AdvertisedEntries<UInt16>()
                 for (id, data) in value.uint16KeyedDictionary ?? [:] { decoded[id] = data.variantValue.bytes ?? [] }
                 properties.append(.manufacturerData(decoded))
             case "ServiceData":
-                var decoded: [String: [UInt8]] = [:]
+                var decoded = AdvertisedEntries<String>()
                 for (uuid, data) in value.stringKeyedDictionary ?? [:] { decoded[uuid] = data.variantValue.bytes ?? [] }
                 properties.append(.serviceData(decoded))
             default: break

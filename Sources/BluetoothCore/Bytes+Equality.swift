@@ -15,6 +15,15 @@ extension Array where Element == UInt8 {
             }
         }
     }
+
+    /// Whether the array holds exactly `bytes`, compared by `memcmp`.
+    package func hasSameBytes(as bytes: UnsafeRawBufferPointer) -> Bool {
+        guard count == bytes.count else { return false }
+        return withUnsafeBytes { mine in
+            guard let mine = mine.baseAddress, let theirs = bytes.baseAddress else { return true }
+            return memcmp(mine, theirs, count) == 0
+        }
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -30,80 +30,36 @@ package struct DBusVariantReader {
         return Array(bytes)
     }
 
-    /// An `a{qv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each.
+    /// Hands each entry of an `a{qv}` whose variants all hold `ay` to `body`, its bytes in place: at most
+    /// `maxEntries` entries of at most `maxBytes` bytes each. False when the value is anything else or `body`
+    /// declines an entry; then the value is not consumed (where the read stopped is unspecified).
     ///
-    /// When the value holds exactly the entries of `previous`, `previous` itself is returned: nothing is allocated,
-    /// and comparing the result with it is a check of identity. bluetoothd repeats a device's data in every report
-    /// while duplicates are on, so this is the common case.
-    package mutating func uint16KeyedByteArrays(
-        maxEntries: Int, maxBytes: Int, reusing previous: [UInt16: [UInt8]] = [:]
-    ) -> [UInt16: [UInt8]]? {
-        byteArrays(
-            signature: "a{qv}", maxEntries: maxEntries, maxBytes: maxBytes, previous: previous,
-            readKey: { $0.uint16() }, known: { id in previous[id].map { (id, $0) } }, makeKey: { $0 })
+    /// The caller keeps what it needs of each entry: bluetoothd repeats a device's data in every report while
+    /// duplicates are on, and one that equals what the caller holds needs nothing new (a copy of this reader, read
+    /// first, can tell before anything is made).
+    package mutating func forEachUInt16KeyedByteArray(
+        maxEntries: Int, maxBytes: Int, _ body: (UInt16, UnsafeRawBufferPointer) -> Bool
+    ) -> Bool {
+        consumed = Self.forEachEntry(
+            &cursor, signature: "a{qv}", maxEntries: maxEntries, maxBytes: maxBytes, key: { $0.uint16() },
+            body: body)
+        return consumed
     }
 
-    /// An `a{sv}` whose variants all hold `ay`: at most `maxEntries` entries of at most `maxBytes` bytes each, and
-    /// keys of at most `maxKeyLength` bytes.
-    ///
-    /// When the value holds exactly the entries of `previous`, `previous` itself is returned (see
-    /// `uint16KeyedByteArrays`); otherwise a key equal to one of `previous` reuses its String, and any other is
-    /// made by `makeKey` (which may hand out a String it keeps) from its UTF-8.
-    package mutating func stringKeyedByteArrays(
-        maxEntries: Int, maxBytes: Int, maxKeyLength: Int, reusing previous: [String: [UInt8]] = [:],
-        makeKey: (UnsafeRawBufferPointer) -> String = { String(decoding: $0, as: UTF8.self) }
-    ) -> [String: [UInt8]]? {
-        byteArrays(
-            signature: "a{sv}", maxEntries: maxEntries, maxBytes: maxBytes, previous: previous,
-            readKey: { cursor in
+    /// As `forEachUInt16KeyedByteArray`, for an `a{sv}`: each key handed over as its UTF-8 in place, at most
+    /// `maxKeyLength` bytes.
+    package mutating func forEachStringKeyedByteArray(
+        maxEntries: Int, maxBytes: Int, maxKeyLength: Int,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) -> Bool {
+        consumed = Self.forEachEntry(
+            &cursor, signature: "a{sv}", maxEntries: maxEntries, maxBytes: maxBytes,
+            key: { cursor in
                 guard let name = cursor.string(), name.count <= maxKeyLength else { return nil }
                 return name
             },
-            known: { Self.entry(named: $0, in: previous) },
-            makeKey: makeKey)
-    }
-
-    /// A dictionary of `signature` whose variants all hold `ay`, as `previous` itself when it holds exactly its
-    /// entries (`known` finds an entry of `previous` by the key as read), else made anew (`makeKey`).
-    private mutating func byteArrays<RawKey, Key: Hashable>(
-        signature: StaticString, maxEntries: Int, maxBytes: Int, previous: [Key: [UInt8]],
-        readKey: (inout DBusWireCursor) -> RawKey?, known: (RawKey) -> (key: Key, value: [UInt8])?,
-        makeKey: (RawKey) -> Key
-    ) -> [Key: [UInt8]]? {
-        if !previous.isEmpty {
-            var probe = cursor
-            var matched = 0
-            let same = Self.forEachEntry(
-                &probe, signature: signature, maxEntries: maxEntries, maxBytes: maxBytes, key: readKey,
-                body: { key, bytes in
-                    guard let entry = known(key), DBusWireCursor.equal(bytes, entry.value) else { return false }
-                    matched += 1
-                    return true
-                })
-            if same && matched == previous.count {
-                cursor = probe
-                consumed = true
-                return previous
-            }
-        }
-        var result: [Key: [UInt8]] = [:]
-        let complete = Self.forEachEntry(
-            &cursor, signature: signature, maxEntries: maxEntries, maxBytes: maxBytes, key: readKey,
-            body: { key, bytes in
-                result[known(key)?.key ?? makeKey(key)] = Array(bytes)
-                return true
-            })
-        consumed = complete
-        return complete ? result : nil
-    }
-
-    /// The entry of `dictionary` whose key has the bytes `name` (a linear search: advertised data has a few entries
-    /// at most).
-    private static func entry(
-        named name: UnsafeRawBufferPointer, in dictionary: [String: [UInt8]]
-    ) -> (key: String, value: [UInt8])? {
-        for entry in dictionary where DBusWireCursor.equal(name, entry.key) { return entry }
-        return nil
+            body: body)
+        return consumed
     }
 
     /// Visits the entries of a variant holding a dictionary of `signature` (`a{?v}`) whose values are variants

@@ -238,9 +238,9 @@ struct BlueZAdvertReadingTests {
             (second, changed(device, [("RSSI", .int16(-55)), ("Connected", .bool(true))]), nil),
             (second, rssi(-55, -56), [.rssi(-55), .rssi(-56)]),
             // A body over 2 KiB is not remembered: its repeats are read whole, and still read right.
-            (second, service(large, rssi: -40), [.serviceData(Dictionary(uniqueKeysWithValues: large)), .rssi(-40)]),
-            (second, service(large, rssi: -41), [.serviceData(Dictionary(uniqueKeysWithValues: large)), .rssi(-41)]),
-            (second, service(large, rssi: -41), [.serviceData(Dictionary(uniqueKeysWithValues: large)), .rssi(-41)]),
+            (second, service(large, rssi: -40), [.serviceData(AdvertisedEntries(large)), .rssi(-40)]),
+            (second, service(large, rssi: -41), [.serviceData(AdvertisedEntries(large)), .rssi(-41)]),
+            (second, service(large, rssi: -41), [.serviceData(AdvertisedEntries(large)), .rssi(-41)]),
             (second, service([(bthome, [1])], rssi: -41), [.serviceData([bthome: [1]]), .rssi(-41)]),
         ]
     }()
@@ -268,8 +268,15 @@ struct BlueZAdvertReadingTests {
     @Test("service UUID keys read among many devices are kept for reuse, at most eight, the latest added first")
     func serviceUUIDKeysAreKept() async throws {
         // Twelve devices, each advertising its own UUID, then the first four again: the reports must read as they
-        // would alone, and only the eight newest keys stay.
-        let uuids = (0..<12).map { "0000\(String(0xFC00 + $0, radix: 16))-0000-1000-8000-00805f9b34fb" }
+        // would alone, and only the eight newest keys stay. A third of the keys share their first 8 bytes and a
+        // third are shorter than that, so that keys found by their first bytes are still compared whole.
+        let uuids = (0..<12).map { index in
+            switch index % 3 {
+            case 0: "0000fc00-0000-1000-8000-00805f9b34" + String(0x10 + index, radix: 16)
+            case 1: "0000\(String(0xFC00 + index, radix: 16))-0000-1000-8000-00805f9b34fb"
+            default: "fc\(index)"
+            }
+        }
         let order = Array(0..<12) + Array(0..<4)
         let reports = order.map { index in
             (

@@ -7,25 +7,33 @@ import Testing
     let mibeacon = "0000fe95-0000-1000-8000-00805f9b34fb"
 
     @Test func serviceDataAgreesWithEquality() {
-        let cases: [[String: [UInt8]]] = [
+        let cases: [AdvertisedEntries<String>] = [
             [:], [bthome: []], [bthome: [1]], [bthome: [2]], [mibeacon: [1]], [bthome: [1], mibeacon: [2]],
             [bthome: [1], mibeacon: [3]], [bthome: [1, 2]],
         ]
         for a in cases {
             for b in cases {
-                #expect(a.hasSameEntries(as: b) == (a == b), "\(a) against \(b)")
+                let same =
+                    Dictionary(uniqueKeysWithValues: a.map { ($0.key, $0.value) })
+                    == Dictionary(uniqueKeysWithValues: b.map { ($0.key, $0.value) })
+                #expect(a.hasSameEntries(as: b) == same, "\(a) against \(b)")
+                #expect((a == b) == same, "\(a) against \(b)")
             }
         }
     }
 
     @Test func manufacturerDataAgreesWithEquality() {
-        let cases: [[UInt16: [UInt8]]] = [
+        let cases: [AdvertisedEntries<UInt16>] = [
             [:], [0x004C: []], [0x004C: [1]], [0x004C: [2]], [0x0499: [1]], [0x004C: [1], 0x0499: [2]],
             [0x004C: [1], 0x0499: [3]],
         ]
         for a in cases {
             for b in cases {
-                #expect(a.hasSameEntries(as: b) == (a == b), "\(a) against \(b)")
+                let same =
+                    Dictionary(uniqueKeysWithValues: a.map { ($0.key, $0.value) })
+                    == Dictionary(uniqueKeysWithValues: b.map { ($0.key, $0.value) })
+                #expect(a.hasSameEntries(as: b) == same, "\(a) against \(b)")
+                #expect((a == b) == same, "\(a) against \(b)")
             }
         }
     }

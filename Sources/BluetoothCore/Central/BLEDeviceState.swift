@@ -11,8 +11,9 @@ package struct BLEDeviceState: Sendable, Hashable {
     package var alias: String?
     package var rssi: Int16?
     package var txPower: Int16?
-    package var manufacturerData: [UInt16: [UInt8]] = [:]
-    package var serviceData: [String: [UInt8]] = [:]
+    package var manufacturerData: AdvertisedEntries<UInt16> = [:]
+    /// Service data by the UUID's text, as bluetoothd names it.
+    package var serviceData: AdvertisedEntries<String> = [:]
     package var uuids: [String] = []
     package var connected = false
     package var servicesResolved = false
@@ -106,6 +107,6 @@ package enum BLEDeviceProperty: Sendable, Hashable {
     case paired(Bool)
     case trusted(Bool)
     case uuids([String])
-    case manufacturerData([UInt16: [UInt8]])
-    case serviceData([String: [UInt8]])
+    case manufacturerData(AdvertisedEntries<UInt16>)
+    case serviceData(AdvertisedEntries<String>)
 }

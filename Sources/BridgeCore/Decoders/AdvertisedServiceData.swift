@@ -18,7 +18,13 @@ package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictiona
 
     /// The entries of service data as bluetoothd keys it, by UUID text read through `uuids`; a key that names no
     /// UUID is skipped.
-    package init(byUUIDText entries: [String: [UInt8]], uuids: inout UUIDTextCache) {
+    package init(byUUIDText entries: AdvertisedEntries<String>, uuids: inout UUIDTextCache) {
+        // The one entry of nearly every advertisement is taken as it is: iterating copied it out and destroyed it.
+        guard let only = entries.first else { return }
+        if entries.count == 1 {
+            if let uuid = uuids.uuid(of: only.key) { first = (uuid, only.value) }
+            return
+        }
         for (text, data) in entries {
             if let uuid = uuids.uuid(of: text) { self[uuid] = data }
         }

@@ -12,7 +12,7 @@ package struct AdvertisementFacts: Sendable, Equatable {
     /// The advertiser's address; encrypted formats bind it into the nonce.
     package var address: BluetoothAddress
     /// Manufacturer specific data by company identifier, without the two identifier bytes.
-    package var manufacturerData: [UInt16: [UInt8]]
+    package var manufacturerData: AdvertisedEntries<UInt16>
     /// Service data by service UUID.
     package var serviceData: AdvertisedServiceData
     /// The complete or shortened local name, when advertised.
@@ -20,7 +20,7 @@ package struct AdvertisementFacts: Sendable, Equatable {
 
     /// Creates the facts of one advertisement.
     package init(
-        address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]] = [:],
+        address: BluetoothAddress, manufacturerData: AdvertisedEntries<UInt16> = [:],
         serviceData: AdvertisedServiceData = [:], localName: String? = nil
     ) {
         self.address = address
@@ -35,15 +35,9 @@ package struct AdvertisementFacts: Sendable, Equatable {
     /// How many bytes of service data a 16-bit assigned UUID carries (see `AdvertisedServiceData.dataCount(of:)`).
     package func serviceDataCount(uuid16: UInt16) -> Int? { serviceData.dataCount(of: BluetoothUUID(uuid16: uuid16)) }
 
-    /// The manufacturer data of a company. An advertisement carries one company's data or none nearly always, and
-    /// each format tried looks here: its one key is compared, where the dictionary hashed the id every time.
-    package func manufacturerData(companyID: UInt16) -> [UInt8]? {
-        switch manufacturerData.count {
-        case 0: return nil
-        case 1:
-            guard let only = manufacturerData.first, only.key == companyID else { return nil }
-            return only.value
-        default: return manufacturerData[companyID]
-        }
-    }
+    /// The manufacturer data of a company.
+    package func manufacturerData(companyID: UInt16) -> [UInt8]? { manufacturerData.entry(companyID)?.value }
+
+    /// How many bytes of manufacturer data a company carries, read in place; nil when it carries none.
+    package func manufacturerDataCount(companyID: UInt16) -> Int? { manufacturerData.dataCount(of: companyID) }
 }

@@ -3,7 +3,8 @@ package import BluetoothCore
 extension AdvertisementFacts {
     /// The facts as bluetoothd reports them: service data keyed by UUID text (unparseable keys are skipped).
     package init(
-        address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
+        address: BluetoothAddress, manufacturerData: AdvertisedEntries<UInt16>,
+        serviceDataByUUIDText: AdvertisedEntries<String>,
         localName: String?
     ) {
         var uuids = UUIDTextCache()
@@ -14,7 +15,8 @@ extension AdvertisementFacts {
 
     /// As above, reading the UUIDs through `uuids`, which a device keeps from one advertisement to the next.
     package init(
-        address: BluetoothAddress, manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]],
+        address: BluetoothAddress, manufacturerData: AdvertisedEntries<UInt16>,
+        serviceDataByUUIDText: AdvertisedEntries<String>,
         localName: String?, uuids: inout UUIDTextCache
     ) {
         // Off the hot path, which reads each report into facts a device keeps (`read`): this initialiser, as every
@@ -29,7 +31,8 @@ extension AdvertisementFacts {
     /// device keeps are read again for each report (an initialiser builds the facts aside and copies them out whole,
     /// every array retained and released again, for every report).
     package mutating func read(
-        manufacturerData: [UInt16: [UInt8]], serviceDataByUUIDText: [String: [UInt8]], localName: String?,
+        manufacturerData: AdvertisedEntries<UInt16>, serviceDataByUUIDText: AdvertisedEntries<String>,
+        localName: String?,
         uuids: inout UUIDTextCache
     ) {
         self.manufacturerData = manufacturerData

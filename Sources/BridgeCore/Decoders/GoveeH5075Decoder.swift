@@ -9,7 +9,7 @@ package struct GoveeH5075Decoder: AdvertisementDecoder {
 
     /// The H5074 shares the company id with a 7-byte layout, so the length is part of the marker.
     package func recognizes(_ facts: AdvertisementFacts) -> Bool {
-        facts.manufacturerData(companyID: Self.companyID)?.count == 6
+        facts.manufacturerDataCount(companyID: Self.companyID) == 6
     }
 
     package func decode(

@@ -1,3 +1,5 @@
+import BluetoothCore
+
 /// Inkbird IBS-TH1/TH2: the local name `sps` (or `tps`) and manufacturer data whose "company id" field is really
 /// the temperature (sint16 LE, 0.01 °C), followed by 7 bytes: humidity uint16 LE in 0.01 % (0 or 0xFFFF from
 /// models without a humidity sensor, so both are left out), external probe flag, a 2-byte checksum, battery %,

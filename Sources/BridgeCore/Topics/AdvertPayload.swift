@@ -13,12 +13,12 @@ package struct AdvertPayload: Sendable, Hashable {
     package var name: String?
     package var alias: String?
     package var txPower: Int?
-    package var manufacturerData: [UInt16: [UInt8]]
-    package var serviceData: [String: [UInt8]]
+    package var manufacturerData: AdvertisedEntries<UInt16>
+    package var serviceData: AdvertisedEntries<String>
 
     package init(
         address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
-        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
+        manufacturerData: AdvertisedEntries<UInt16>, serviceData: AdvertisedEntries<String>
     ) {
         self.address = address
         self.rssi = rssi
@@ -58,7 +58,7 @@ package struct AdvertPayload: Sendable, Hashable {
 
     private static func json(
         address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
-        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]]
+        manufacturerData: AdvertisedEntries<UInt16>, serviceData: AdvertisedEntries<String>
     ) -> [UInt8] {
         JSONWriter.document { writer in
             write(
@@ -69,7 +69,8 @@ package struct AdvertPayload: Sendable, Hashable {
 
     private static func write(
         address: BluetoothAddress?, rssi: Int?, name: String?, alias: String?, txPower: Int?,
-        manufacturerData: [UInt16: [UInt8]], serviceData: [String: [UInt8]], layout: AdvertDocumentLayout? = nil,
+        manufacturerData: AdvertisedEntries<UInt16>, serviceData: AdvertisedEntries<String>,
+        layout: AdvertDocumentLayout? = nil,
         into writer: inout JSONWriter
     ) {
         writer.beginObject()
@@ -100,7 +101,9 @@ package struct AdvertPayload: Sendable, Hashable {
     }
 
     /// Calls `body` for each entry in key order. Most adverts carry one entry, which needs no sorted copy.
-    private static func inKeyOrder<Key: Comparable, Value>(_ entries: [Key: Value], _ body: (Key, Value) -> Void) {
+    private static func inKeyOrder<Key: Comparable>(
+        _ entries: AdvertisedEntries<Key>, _ body: (Key, [UInt8]) -> Void
+    ) {
         if entries.count == 1, let (key, value) = entries.first {
             body(key, value)
         } else {

@@ -239,12 +239,12 @@ import Testing
         #expect(try DecoderSelection.auto.decode(manufacturerFacts(0x1234, "00"), context: DecodingContext()) == nil)
     }
 
-    /// One company's data is looked up by comparing its key, several by the dictionary: a format is found by its
-    /// company either way, and not found when its company is missing.
+    /// A company's data is found first or after others: a format is found by its company either way, and not found
+    /// when its company is missing.
     @Test func aCompanyIsFoundAmongSeveral() throws {
         let ruuviData = bytes("0512fc5394c37c0004fffc040cac364200cdcbb8334c884f")
         for others in [[:], [0x004C: bytes("1005")], [0x004C: bytes("1005"), 0x0006: bytes("01")]]
-            as [[UInt16: [UInt8]]]
+            as [AdvertisedEntries<UInt16>]
         {
             var data = others
             data[0x0499] = ruuviData
