@@ -26,7 +26,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var rounds: Int = 1
     @Option(
         help:
-            "Workloads (comma-separated): crowd (1,000 sensors at 1/s each), rates of one sensor with a new reading in every advertisement (100), and rates of one sensor with a new reading once a second and repeats between (100r; 100w: with the RSSI moving, as a real link's does)."
+            "Workloads (comma-separated): crowd (1,000 sensors at 1/s each; crowd50: 50 sensors at 20/s, any count from 40 that divides 1,000), rates of one sensor with a new reading in every advertisement (100), and rates of one sensor with a new reading once a second and repeats between (100r; 100w: with the RSSI moving, as a real link's does)."
     )
     var workloads: String = "crowd,100,500,100r,500r,100w"
     @Option(
@@ -70,7 +70,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
 
     private func selectedWorkloads() throws -> [AdvertsWorkload] {
         try BenchLocations.list(
-            workloads, of: "workload", choices: "crowd, or a rate from 1 to 1000, alone or followed by r or w"
+            workloads, of: "workload", choices: "crowd, crowdN (N from 40 dividing 1000), or a rate from 1 to 1000, alone or followed by r or w"
         ) {
             AdvertsWorkload($0)
         }

@@ -3,8 +3,10 @@ import Foundation
 
 /// What the simulator advertises in one `adverts` workload, and how Gattway is configured to receive it.
 enum AdvertsWorkload: Sendable, Equatable {
-    /// The sensor crowd scenario: 1,000 sensors in the decoder formats, one advertisement a second each.
-    case crowd
+    /// The sensor crowd scenario: `sensors` sensors in the decoder formats (1,000 in the scenario file), 1,000
+    /// advertisements a second among them. Fewer sensors, each advertising more often, tell what the number of
+    /// devices costs apart from the number of advertisements (each device's state is found and touched per report).
+    case crowd(sensors: Int)
     /// One BTHome sensor advertising `rate` times a second, each advertisement a new reading.
     case burst(rate: Int)
     /// One BTHome sensor advertising `rate` times a second with a new reading once a second, repeating the same
@@ -16,10 +18,17 @@ enum AdvertsWorkload: Sendable, Equatable {
     /// The RSSI walk of `rssiMoving`: dBm bounds, and the most it moves from one report to the next.
     static let rssiWalk = (min: -75, max: -45, step: 2)
 
-    /// Parses `crowd`, a rate such as `100`, or a rate of repeats such as `100r` (`100w`: with the RSSI moving).
+    static let crowd = AdvertsWorkload.crowd(sensors: 1000)
+
+    /// Parses `crowd` (or `crowdN`: N sensors sharing its 1,000/s, N dividing 1,000 and at least 40), a rate such as
+    /// `100`, or a rate of repeats such as `100r` (`100w`: with the RSSI moving).
     init?(_ text: String) {
         if text == "crowd" {
             self = .crowd
+        } else if text.hasPrefix("crowd"), let sensors = Int(text.dropFirst(5)), (40...1000).contains(sensors),
+            1000 % sensors == 0
+        {
+            self = .crowd(sensors: sensors)
         } else if let rate = Int(text), (1...1000).contains(rate) {
             self = .burst(rate: rate)
         } else if text.hasSuffix("r") || text.hasSuffix("w"), let rate = Int(text.dropLast()),
@@ -33,7 +42,8 @@ enum AdvertsWorkload: Sendable, Equatable {
 
     var label: String {
         switch self {
-        case .crowd: "1,000 sensors × 1/s"
+        case .crowd(let sensors) where sensors == 1000: "1,000 sensors × 1/s"
+        case .crowd(let sensors): "\(sensors) sensors × \(1000 / sensors)/s"
         case .burst(let rate): "1 sensor × \(rate)/s"
         case .repeating(let rate, let rssiMoving): "1 sensor × \(rate)/s, 1 new/s\(rssiMoving ? ", RSSI moving" : "")"
         }
@@ -55,10 +65,22 @@ enum AdvertsWorkload: Sendable, Equatable {
         return false
     }
 
-    /// The scenario file the simulator starts with (none for a burst: its sensor is added afterwards).
-    func scenario(simulator: String) -> String? {
-        guard self == .crowd else { return nil }
-        return (simulator as NSString).deletingLastPathComponent + "/scenarios/sensor-crowd.yaml"
+    /// The scenario file the simulator starts with (none for a burst: its sensor is added afterwards): the crowd's,
+    /// or for fewer sensors a copy of it in the temporary directory with their count and interval.
+    func scenario(simulator: String) throws -> String? {
+        guard case .crowd(let sensors) = self else { return nil }
+        let file = (simulator as NSString).deletingLastPathComponent + "/scenarios/sensor-crowd.yaml"
+        guard sensors != 1000 else { return file }
+        var text = try String(contentsOfFile: file, encoding: .utf8)
+        for (field, value) in [("count", sensors), ("interval_ms", sensors)] {
+            guard let line = text.range(of: "  \(field): [0-9]+", options: .regularExpression) else {
+                throw BenchError("\(file) has no crowd \(field)")
+            }
+            text.replaceSubrange(line, with: "  \(field): \(value)")
+        }
+        let copy = NSTemporaryDirectory() + "/gattway-bench-crowd-\(sensors)-\(getpid()).yaml"
+        try text.write(toFile: copy, atomically: true, encoding: .utf8)
+        return copy
     }
 
     /// Puts the burst sensor on the air (nothing for the crowd, whose scenario has it all).
@@ -119,7 +141,8 @@ enum AdvertsWorkload: Sendable, Equatable {
         case .burst, .repeating:
             yaml += #"  - { name: thermometer, match: { service: "FCD2" }, connect: never }"# + "\n"
         case .crowd:
-            let key = try Self.crowdBindkey(scenario: scenario(simulator: simulator) ?? "")
+            let file = (simulator as NSString).deletingLastPathComponent + "/scenarios/sensor-crowd.yaml"
+            let key = try Self.crowdBindkey(scenario: file)
             try (key + "\n").write(toFile: directory + "/crowd.key", atomically: true, encoding: .utf8)
             let sealed = #", bindkey_file: "\#(directory)/crowd.key""#
             for (name, match, extra) in [
@@ -136,11 +159,11 @@ enum AdvertsWorkload: Sendable, Equatable {
     }
 
     /// Gattway's `bluetooth.advert_min_interval` in seconds: short enough that every new reading is published (the
-    /// crowd's sensors have one a second each, the repeating sensor too), and no shorter, since Gattway gathers
-    /// reports for at most that long (`advert_batch`).
+    /// crowd's sensors have one a second each, or one every N ms among N sensors, the repeating sensor one a second),
+    /// and no shorter, since Gattway gathers reports for at most that long (`advert_batch`).
     var minimumInterval: String {
         switch self {
-        case .crowd: "0.5"
+        case .crowd(let sensors): String(Double(sensors) / 2000)
         case .burst: "0.001"
         case .repeating: "1"
         }
