@@ -70,7 +70,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
 
     private func selectedWorkloads() throws -> [AdvertsWorkload] {
         try BenchLocations.list(
-            workloads, of: "workload", choices: "crowd, crowdN (N from 40 dividing 1000), or a rate from 1 to 1000, alone or followed by r or w"
+            workloads, of: "workload",
+            choices: "crowd, crowdN (N from 40 dividing 1000), or a rate from 1 to 1000, alone or followed by r or w"
         ) {
             AdvertsWorkload($0)
         }
