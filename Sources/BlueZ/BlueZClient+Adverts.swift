@@ -203,7 +203,7 @@ package final class LastAdvertReport: @unchecked Sendable {
                 maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes,
                 maxKeyLength: BlueZClient.maxServiceUUIDLength
             ) { key, bytes in
-                guard let entry = held.entry(utf8: key), entry.value.hasSameBytes(as: bytes) else { return false }
+                guard held.holds(utf8: key, bytes: bytes) else { return false }
                 matched += 1
                 return true
             }
@@ -217,7 +217,7 @@ package final class LastAdvertReport: @unchecked Sendable {
             maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes,
             maxKeyLength: BlueZClient.maxServiceUUIDLength
         ) { key, bytes in
-            read.set(bytes, for: held.entry(utf8: key)?.key ?? serviceUUID(named: key))
+            read.set(bytes, for: held.key(utf8: key) ?? serviceUUID(named: key))
             return true
         }
         guard complete else { return nil }
@@ -234,7 +234,7 @@ package final class LastAdvertReport: @unchecked Sendable {
             let same = probe.forEachUInt16KeyedByteArray(
                 maxEntries: BlueZClient.maxAdvertEntries, maxBytes: BlueZClient.maxAdvertBytes
             ) { key, bytes in
-                guard let entry = held.entry(key), entry.value.hasSameBytes(as: bytes) else { return false }
+                guard held.holds(key, bytes: bytes) else { return false }
                 matched += 1
                 return true
             }

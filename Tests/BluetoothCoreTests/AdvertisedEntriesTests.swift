@@ -44,7 +44,11 @@ import Testing
             for probe in UInt16(0)..<6 {
                 #expect(entries[probe] == model[probe], context)
                 #expect(entries.dataCount(of: probe) == model[probe]?.count, context)
-                #expect(entries.entry(probe)?.value == model[probe], context)
+                #expect(entries.value(for: probe) == model[probe], context)
+                for bytes in [model[probe] ?? [], [0xFF]] {
+                    let held = bytes.withUnsafeBytes { entries.holds(probe, bytes: $0) }
+                    #expect(held == (model[probe] == bytes), context)
+                }
             }
         }
     }
@@ -74,9 +78,25 @@ import Testing
         bytes.withUnsafeBytes { entries.set($0, for: key) }
         bytes[0] = 0
         #expect(entries[key] == [0x40, 0x02, 0xC4, 0x09])
-        Array(key.utf8).withUnsafeBytes { #expect(entries.entry(utf8: $0)?.key == key) }
-        Array("0000fcd2".utf8).withUnsafeBytes { #expect(entries.entry(utf8: $0) == nil) }
+        Array(key.utf8).withUnsafeBytes { name in
+            #expect(entries.key(utf8: name) == key)
+            ([0x40, 0x02, 0xC4, 0x09] as [UInt8]).withUnsafeBytes { #expect(entries.holds(utf8: name, bytes: $0)) }
+            ([0x40, 0x02, 0xC4] as [UInt8]).withUnsafeBytes { #expect(!entries.holds(utf8: name, bytes: $0)) }
+        }
+        Array("0000fcd2".utf8).withUnsafeBytes { name in
+            #expect(entries.key(utf8: name) == nil)
+            ([0x40, 0x02, 0xC4, 0x09] as [UInt8]).withUnsafeBytes { #expect(!entries.holds(utf8: name, bytes: $0)) }
+        }
         #expect(entries.description == #"["0000fcd2-0000-1000-8000-00805f9b34fb": [64, 2, 196, 9]]"#)
+        // A key after the first is found as well.
+        let second = "0000fe95-0000-1000-8000-00805f9b34fb"
+        ([0x30, 0x58] as [UInt8]).withUnsafeBytes { entries.set($0, for: second) }
+        Array(second.utf8).withUnsafeBytes { name in
+            #expect(entries.key(utf8: name) == second)
+            ([0x30, 0x58] as [UInt8]).withUnsafeBytes { #expect(entries.holds(utf8: name, bytes: $0)) }
+            ([0x40, 0x02, 0xC4, 0x09] as [UInt8]).withUnsafeBytes { #expect(!entries.holds(utf8: name, bytes: $0)) }
+        }
+        entries[second] = nil
         #expect(AdvertisedEntries<String>().description == "[:]")
     }
 }

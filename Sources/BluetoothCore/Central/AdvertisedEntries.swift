@@ -165,12 +165,20 @@ extension AdvertisedEntries: CustomStringConvertible {
 }
 
 // The reads and writes of the advertisement hot path, for the two kinds of key bluetoothd uses: concrete, since a
-// generic method called from another module runs unspecialized.
+// generic method called from another module runs unspecialized. They answer the question asked (does this key carry
+// these bytes, which key is this) rather than hand out an entry for the caller to pick apart.
 extension AdvertisedEntries where Key == String {
-    /// The entry whose key's UTF-8 is `bytes`.
-    package func entry(utf8 bytes: UnsafeRawBufferPointer) -> Element? {
-        if let head, head.key.hasUTF8(bytes) { return head }
-        for entry in rest where entry.key.hasUTF8(bytes) { return entry }
+    /// Whether the key whose UTF-8 is `key` carries exactly `bytes`.
+    package func holds(utf8 key: UnsafeRawBufferPointer, bytes: UnsafeRawBufferPointer) -> Bool {
+        if let head, head.key.hasUTF8(key) { return head.value.hasSameBytes(as: bytes) }
+        for entry in rest where entry.key.hasUTF8(key) { return entry.value.hasSameBytes(as: bytes) }
+        return false
+    }
+
+    /// The key whose UTF-8 is `bytes`, when there is one.
+    package func key(utf8 bytes: UnsafeRawBufferPointer) -> String? {
+        if let head, head.key.hasUTF8(bytes) { return head.key }
+        for entry in rest where entry.key.hasUTF8(bytes) { return entry.key }
         return nil
     }
 
@@ -179,10 +187,17 @@ extension AdvertisedEntries where Key == String {
 }
 
 extension AdvertisedEntries where Key == UInt16 {
-    /// The entry under `key`.
-    package func entry(_ key: UInt16) -> Element? {
-        if let head, head.key == key { return head }
-        for entry in rest where entry.key == key { return entry }
+    /// Whether `key` carries exactly `bytes`.
+    package func holds(_ key: UInt16, bytes: UnsafeRawBufferPointer) -> Bool {
+        if let head, head.key == key { return head.value.hasSameBytes(as: bytes) }
+        for entry in rest where entry.key == key { return entry.value.hasSameBytes(as: bytes) }
+        return false
+    }
+
+    /// The bytes under `key`.
+    package func value(for key: UInt16) -> [UInt8]? {
+        if let head, head.key == key { return head.value }
+        for entry in rest where entry.key == key { return entry.value }
         return nil
     }
 

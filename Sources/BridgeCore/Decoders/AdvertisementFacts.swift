@@ -36,7 +36,7 @@ package struct AdvertisementFacts: Sendable, Equatable {
     package func serviceDataCount(uuid16: UInt16) -> Int? { serviceData.dataCount(of: BluetoothUUID(uuid16: uuid16)) }
 
     /// The manufacturer data of a company.
-    package func manufacturerData(companyID: UInt16) -> [UInt8]? { manufacturerData.entry(companyID)?.value }
+    package func manufacturerData(companyID: UInt16) -> [UInt8]? { manufacturerData.value(for: companyID) }
 
     /// How many bytes of manufacturer data a company carries, read in place; nil when it carries none.
     package func manufacturerDataCount(companyID: UInt16) -> Int? { manufacturerData.dataCount(of: companyID) }
