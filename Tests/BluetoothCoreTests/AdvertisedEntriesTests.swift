@@ -4,53 +4,82 @@ import Testing
 /// Advertised entries behave as a dictionary of the same keys and bytes would, whatever was set and removed, and
 /// keep the order entries came in.
 @Suite struct AdvertisedEntriesTests {
-    /// A seeded generator, so that a failure names a run that can be repeated.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+    /// One step of a sequence: bytes set under a key, or the key removed.
+    enum Step: CustomStringConvertible {
+        case set(UInt16, [UInt8])
+        case remove(UInt16)
+
+        var description: String {
+            switch self {
+            case .set(let key, let bytes): "set \(key) = \(bytes)"
+            case .remove(let key): "remove \(key)"
+            }
+        }
+
+        /// Three keys (one inline, two in the list after it), each set to no bytes or to two, or removed.
+        static let all: [Step] = (0..<3).flatMap { key -> [Step] in
+            [.set(key, []), .set(key, [UInt8(key), 0xFF]), .remove(key)]
         }
     }
 
-    @Test(arguments: 1...40)
-    func setsAndRemovalsAgreeWithADictionary(seed: UInt64) {
-        var random = Generator(state: seed)
+    /// Entries beside the dictionary and key order they stand for.
+    struct Model {
         var entries = AdvertisedEntries<UInt16>()
-        var model: [UInt16: [UInt8]] = [:]
+        var values: [UInt16: [UInt8]] = [:]
         var order: [UInt16] = []
-        for step in 0..<60 {
-            let key = UInt16.random(in: 0..<5, using: &random)
-            if Int.random(in: 0..<3, using: &random) == 0 {
+
+        mutating func apply(_ step: Step) {
+            switch step {
+            case .set(let key, let bytes):
+                entries[key] = bytes
+                if values.updateValue(bytes, forKey: key) == nil { order.append(key) }
+            case .remove(let key):
                 entries[key] = nil
-                model[key] = nil
+                values[key] = nil
                 order.removeAll { $0 == key }
-            } else {
-                let value = (0..<Int.random(in: 0..<4, using: &random)).map { _ in
-                    UInt8.random(in: 0...255, using: &random)
-                }
-                entries[key] = value
-                if model.updateValue(value, forKey: key) == nil { order.append(key) }
-            }
-            let context: Comment = "seed \(seed), step \(step): \(entries) against \(model)"
-            #expect(entries.count == model.count, context)
-            #expect(entries.isEmpty == model.isEmpty, context)
-            #expect(entries.keys == order, context)
-            #expect(entries.first?.key == order.first, context)
-            #expect(Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value) }) == model, context)
-            for probe in UInt16(0)..<6 {
-                #expect(entries[probe] == model[probe], context)
-                #expect(entries.dataCount(of: probe) == model[probe]?.count, context)
-                #expect(entries.value(for: probe) == model[probe], context)
-                for bytes in [model[probe] ?? [], [0xFF]] {
-                    let held = bytes.withUnsafeBytes { entries.holds(probe, bytes: $0) }
-                    #expect(held == (model[probe] == bytes), context)
-                }
             }
         }
+
+        /// What the entries get wrong about the model, if anything.
+        var disagreement: String? {
+            if entries.count != values.count || entries.isEmpty != values.isEmpty { return "count" }
+            if entries.keys != order || entries.first?.key != order.first { return "order" }
+            if Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value) }) != values { return "elements" }
+            for probe in UInt16(0)..<4 {
+                if entries[probe] != values[probe] { return "subscript of \(probe)" }
+                if entries.dataCount(of: probe) != values[probe]?.count { return "dataCount(of: \(probe))" }
+                if entries.value(for: probe) != values[probe] { return "value(for: \(probe))" }
+                // What it holds, and bytes that differ from it in length or only in content.
+                for bytes in [[], [UInt8(probe), 0xFF], [UInt8(probe), 0xEE], [0xEE]] as [[UInt8]] {
+                    let held = bytes.withUnsafeBytes { entries.holds(probe, bytes: $0) }
+                    if held != (values[probe] == bytes) { return "holds(\(probe), bytes: \(bytes))" }
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Every sequence of up to five steps, each checked after every step.
+    @Test func everySequenceOfSetsAndRemovalsAgreesWithADictionary() {
+        var checked = 0
+        func walk(_ model: Model, _ steps: [Step]) {
+            guard steps.count < 5 else { return }
+            for step in Step.all {
+                var next = model
+                next.apply(step)
+                let path = steps + [step]
+                checked += 1
+                if let wrong = next.disagreement {
+                    Issue.record("after \(path): \(wrong) differs, \(next.entries) against \(next.values)")
+                    return
+                }
+                walk(next, path)
+            }
+        }
+        walk(Model(), [])
+        // 9 + 9² + … + 9⁵ sequences: none was cut short by a disagreement.
+        #expect(Step.all.count == 9)
+        #expect(checked == 66_429)
     }
 
     @Test func equalEntriesInAnotherOrderAreEqualAndHashAlike() {
