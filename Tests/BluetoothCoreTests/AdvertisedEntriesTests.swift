@@ -125,7 +125,10 @@ import Testing
             ([0x30, 0x58] as [UInt8]).withUnsafeBytes { #expect(entries.holds(utf8: name, bytes: $0)) }
             ([0x40, 0x02, 0xC4, 0x09] as [UInt8]).withUnsafeBytes { #expect(!entries.holds(utf8: name, bytes: $0)) }
         }
+        // Removing it leaves the first where it was.
         entries[second] = nil
+        Array(second.utf8).withUnsafeBytes { #expect(entries.key(utf8: $0) == nil) }
+        Array(key.utf8).withUnsafeBytes { #expect(entries.key(utf8: $0) == key) }
         #expect(AdvertisedEntries<String>().description == "[:]")
     }
 }
