@@ -47,6 +47,16 @@ package struct AdvertisedEntries<Key: Hashable & Sendable>: Sendable {
     /// The keys, in the order they were added.
     package var keys: [Key] { map(\.key) }
 
+    /// Calls `body` with each key in the order they were added, read in place: iterating copies each entry out.
+    @_specialize(exported:true,where Key == String)
+    @_specialize(exported:true,where Key == UInt16)
+    package func forEachKey(_ body: (Key) -> Void) {
+        if let head { body(head.key) }
+        rest.withUnsafeBufferPointer { entries in
+            for index in entries.indices { body(entries[index].key) }
+        }
+    }
+
     /// The bytes under `key`; setting nil removes it, setting another value replaces it in its place.
     package subscript(key: Key) -> [UInt8]? {
         get {

@@ -33,6 +33,14 @@ package struct AdvertisedServiceData: Sendable, Equatable, ExpressibleByDictiona
     /// How many UUIDs carry data.
     package var count: Int { (first == nil ? 0 : 1) + rest.count }
 
+    /// Calls `body` with the 16-bit alias of each UUID that has one, in place: no entry is copied out.
+    func forEachUUID16(_ body: (UInt16) -> Void) {
+        if let uuid16 = first?.uuid.uuid16 { body(uuid16) }
+        rest.withUnsafeBufferPointer { entries in
+            for index in entries.indices { if let uuid16 = entries[index].uuid.uuid16 { body(uuid16) } }
+        }
+    }
+
     /// How many bytes `uuid` carries, read in place; nil when it carries none. What a format's `recognizes` asks:
     /// the data itself, returned, was retained and released for each of the formats `auto` tries.
     package func dataCount(of uuid: BluetoothUUID) -> Int? {

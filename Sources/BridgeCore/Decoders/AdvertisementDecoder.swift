@@ -135,7 +135,7 @@ package enum AdvertisementFormat: String, Sendable, CaseIterable {
 
     /// `decoder.recognizes(facts)`, called on the concrete decoder: through `any AdvertisementDecoder` each format
     /// tried was boxed, called through its witness table and destroyed, for every advertisement with a new reading.
-    func recognizes(_ facts: AdvertisementFacts) -> Bool {
+    package func recognizes(_ facts: AdvertisementFacts) -> Bool {
         switch self {
         case .bthome: BTHomeDecoder().recognizes(facts)
         case .mibeacon: MiBeaconDecoder().recognizes(facts)
@@ -198,7 +198,9 @@ package enum DecoderSelection: Sendable, Hashable {
         case .format(let format):
             return try format.decode(facts, context: context)
         case .auto:
-            for format in AdvertisementFormat.allCases where format.recognizes(facts) {
+            // Only the formats whose marker the advertisement carries are asked (see `AdvertisementFormatMask`).
+            let marked = AdvertisementFormatMask.marked(in: facts)
+            for format in AdvertisementFormat.allCases where marked.contains(format) && format.recognizes(facts) {
                 return try format.decode(facts, context: context)
             }
             return nil
