@@ -26,9 +26,9 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var rounds: Int = 1
     @Option(
         help:
-            "Workloads (comma-separated): crowd (1,000 sensors at 1/s each; crowd50: 50 sensors at 20/s, any count from 40 that divides 1,000), rates of one sensor with a new reading in every advertisement (100), and rates of one sensor with a new reading once a second and repeats between (100r; 100w: with the RSSI moving, as a real link's does)."
+            "Workloads (comma-separated): crowd (1,000 sensors at 1/s each; crowd50: 50 sensors at 20/s, any count from 40 that divides 1,000), rates of one sensor with a new reading in every advertisement (100), rates of one sensor with a new reading once a second and repeats between (100r; 100w: with the RSSI moving, as a real link's does), and rates of the first sensor with Gattway publishing at its default advert_min_interval (100p: every advertisement decoded, the newest state published once per interval)."
     )
-    var workloads: String = "crowd,100,500,100r,500r,100w"
+    var workloads: String = "crowd,100,500,100r,500r,100w,100p,500p"
     @Option(
         help:
             "Receivers to run (comma-separated: c, c-publish, c-batch, c-batch-publish, c-raw-batch, c-raw-batch-publish, gattway, gattway-baseline); the ratio columns need c and c-publish."
@@ -51,6 +51,12 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             "Every receiver publishes through the broker's unix socket (Gattway: mqtt.url unix://…) instead of TCP on the loopback interface."
     )
     var unixSocket = false
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Measure the host's floor per wake-up first (Benchmarks/adverts/wakes.c: the CPU of one wake-up by a socket and by a timer, 10 ms apart) and print it with the figures."
+    )
+    var wakeFloor = true
 
     func validate() throws {
         guard duration >= 1 else { throw ValidationError("--duration must be at least 1 second") }
@@ -71,7 +77,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     private func selectedWorkloads() throws -> [AdvertsWorkload] {
         try BenchLocations.list(
             workloads, of: "workload",
-            choices: "crowd, crowdN (N from 40 dividing 1000), or a rate from 1 to 1000, alone or followed by r or w"
+            choices: "crowd, crowdN (N from 40 dividing 1000), or a rate from 1 to 1000, alone or followed by r, w or p"
         ) {
             AdvertsWorkload($0)
         }
@@ -104,6 +110,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
                 packageRoot: packageRoot, scratch: scratch)
         }
 
+        // Before any daemon starts: the probe measures the host, not what the workloads leave running.
+        let floor = try wakeFloor ? WakeFloor.measure(packageRoot: packageRoot, scratch: scratch) : nil
         var rows: [AdvertsRow] = []
         for workload in try selectedWorkloads() {
             progress("… \(workload.label): starting mosquitto and the simulator")
@@ -145,7 +153,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         }
         AdvertsReport(
             rows: rows, rounds: rounds, gattwayBinary: "\(located.gattway) (\(build) build)", baselineBinary: baseline,
-            compileCommand: compileCommand, unixSocket: unixSocket
+            compileCommand: compileCommand, unixSocket: unixSocket, wakeFloor: floor
         )
         .print()
     }

@@ -1,3 +1,4 @@
+import BridgeCore
 import Foundation
 
 /// Prints `adverts`' figures: one row per workload, round and receiver, with the ratios to the C programs' CPU per
@@ -12,11 +13,11 @@ struct AdvertsReport {
     let compileCommand: String
     /// Whether the receivers published through the broker's unix socket.
     let unixSocket: Bool
+    /// The host's CPU per wake-up, measured before the workloads; nil when not measured.
+    let wakeFloor: WakeFloor?
 
     /// Below this share of the asked rate the simulator, not the receiver, set the pace.
     static let simulatorShortfall = 0.95
-    /// On a workload of repeats, the share of the sensor's new readings (one a second) Gattway must publish.
-    static let newReadingsShare = 0.8
 
     func print() {
         Swift.print("")
@@ -24,7 +25,7 @@ struct AdvertsReport {
             "Passive advertisements, one run, \(rounds) round\(rounds == 1 ? "" : "s"): every advertisement a new reading (\"1 new/s\": once a second); LE discovery with duplicates on"
         )
         Swift.print(
-            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (crowd: 0.5 s, 1 new/s: 1 s), advert_batch \(AdvertsWorkload.advertBatchMilliseconds) ms (at most advert_min_interval), MQTT QoS 0 over \(unixSocket ? "the broker's unix socket" : "TCP on the loopback interface")"
+            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (crowd: 0.5 s, 1 new/s: 1 s, paced: its default), advert_batch \(AdvertsWorkload.advertBatchMilliseconds) ms (at most advert_min_interval), MQTT QoS 0 over \(unixSocket ? "the broker's unix socket" : "TCP on the loopback interface")"
         )
         if let baselineBinary, rows.contains(where: { $0.receiver == .gattwayBaseline }) {
             Swift.print("Gattway base: \(baselineBinary), with the same configuration")
@@ -53,6 +54,11 @@ struct AdvertsReport {
         }
         BenchReport.printTable(header, table)
         if rounds > 1 { printMedians() }
+        if let wakeFloor {
+            Swift.print(
+                "wake-up floor of this host (\(WakeFloor.source), before the workloads, \(wakeFloor.intervalMilliseconds) ms apart): \(fixed(wakeFloor.bySocket, 1)) µs of CPU to be woken by a socket, \(fixed(wakeFloor.byTimer, 1)) µs by a timer (epoll_wait's timeout)"
+            )
+        }
         Swift.print(
             "µs/advert = the receiver's CPU time over the window ÷ advertisements it took in: for the C receiver")
         Swift.print(
@@ -85,6 +91,15 @@ struct AdvertsReport {
             Swift.print(
                 "is Gattway's states (one per new reading, advert_min_interval 1 s), and C rcv+MQTT does not run.")
         }
+        if rows.contains(where: { if case .paced = $0.workload { true } else { false } }) {
+            Swift.print(
+                "\", paced\": a new reading in every advertisement, as in the burst, with advert_min_interval at")
+            Swift.print(
+                "Gattway's default (\(fixed(ConfigurationDefaults.advertMinIntervalSeconds, 0)) s): every advertisement is decoded and its state written,"
+            )
+            Swift.print(
+                "the newest published once per interval; µs/advert divides by the reports sent, as with \"1 new/s\".")
+        }
         if rows.contains(where: { if case .repeating(_, true) = $0.workload { true } else { false } }) {
             let walk = AdvertsWorkload.rssiWalk
             Swift.print(
@@ -94,14 +109,14 @@ struct AdvertsReport {
                 "\(walk.min) to \(walk.max) dBm), as a real link's: most repeats change the RSSI, and so the advert JSON."
             )
         }
-        // On repeats CPU is divided by the reports sent, so a Gattway that stopped publishing would still look
-        // cheap: its states must keep up with the sensor's new readings (one a second).
+        // On repeats (and when paced) CPU is divided by the reports sent, so a Gattway that stopped publishing would
+        // still look cheap: its states must keep up with what the workload has it publish.
         for row in rows
         where !row.receiver.isC && row.workload.countsReports
-            && Double(row.received) < row.seconds * Self.newReadingsShare
+            && Double(row.received) < row.workload.minimumStates(over: row.seconds)
         {
             Swift.print(
-                "note: during \(row.workload.label), Gattway published \(row.received) states in \(fixed(row.seconds, 1)) s: fewer than the sensor's new readings, so its figure does not count"
+                "note: during \(row.workload.label), Gattway published \(row.received) states in \(fixed(row.seconds, 1)) s: fewer than it should have, so its figure does not count"
             )
         }
         for row in rows where row.sentRate < row.workload.nominalRate * Self.simulatorShortfall {

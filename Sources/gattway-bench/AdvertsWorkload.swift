@@ -1,3 +1,4 @@
+import BridgeCore
 import DBus
 import Foundation
 
@@ -13,6 +14,11 @@ enum AdvertsWorkload: Sendable, Equatable {
     /// packet in between, as sensors do: most advertisements carry nothing new. With `rssiMoving`, the RSSI of its
     /// reports moves as a real link's does (a random walk of up to 2 dB a report), so a repeat's RSSI mostly changes.
     case repeating(rate: Int, rssiMoving: Bool = false)
+    /// The burst's sensor (a new reading in every advertisement) received as Gattway is configured by default:
+    /// `advert_min_interval` left at its default, so each advertisement is read, merged and decoded, and its state
+    /// written, but the newest state is published only once per interval. What a user who keeps the defaults pays
+    /// for a sensor whose every advertisement differs.
+    case paced(rate: Int)
 
     static let burstAddress = "A4:C1:38:B0:00:01"
     /// The RSSI walk of `rssiMoving`: dBm bounds, and the most it moves from one report to the next.
@@ -21,7 +27,7 @@ enum AdvertsWorkload: Sendable, Equatable {
     static let crowd = AdvertsWorkload.crowd(sensors: 1000)
 
     /// Parses `crowd` (or `crowdN`: N sensors sharing its 1,000/s, N dividing 1,000 and at least 40), a rate such as
-    /// `100`, or a rate of repeats such as `100r` (`100w`: with the RSSI moving).
+    /// `100`, a rate of repeats such as `100r` (`100w`: with the RSSI moving), or a paced rate such as `100p`.
     init?(_ text: String) {
         if text == "crowd" {
             self = .crowd
@@ -35,6 +41,8 @@ enum AdvertsWorkload: Sendable, Equatable {
             (1...1000).contains(rate)
         {
             self = .repeating(rate: rate, rssiMoving: text.hasSuffix("w"))
+        } else if text.hasSuffix("p"), let rate = Int(text.dropLast()), (1...1000).contains(rate) {
+            self = .paced(rate: rate)
         } else {
             return nil
         }
@@ -46,6 +54,7 @@ enum AdvertsWorkload: Sendable, Equatable {
         case .crowd(let sensors): "\(sensors) sensors × \(1000 / sensors)/s"
         case .burst(let rate): "1 sensor × \(rate)/s"
         case .repeating(let rate, let rssiMoving): "1 sensor × \(rate)/s, 1 new/s\(rssiMoving ? ", RSSI moving" : "")"
+        case .paced(let rate): "1 sensor × \(rate)/s, paced"
         }
     }
 
@@ -53,16 +62,30 @@ enum AdvertsWorkload: Sendable, Equatable {
     var nominalRate: Double {
         switch self {
         case .crowd: 1000
-        case .burst(let rate), .repeating(let rate, _): Double(rate)
+        case .burst(let rate), .repeating(let rate, _), .paced(let rate): Double(rate)
         }
     }
 
     /// Whether CPU is counted per advertisement the simulator sent rather than per decoded state published: when
     /// most advertisements repeat the last packet, Gattway publishes only the new readings, yet every one of them
-    /// had to be received and recognised as a repeat.
+    /// had to be received and recognised as a repeat. The same when Gattway publishes only the newest state of an
+    /// interval (`paced`): every advertisement was decoded all the same.
     var countsReports: Bool {
-        if case .repeating = self { return true }
-        return false
+        switch self {
+        case .repeating, .paced: true
+        case .crowd, .burst: false
+        }
+    }
+
+    /// The fewest states Gattway may publish in a window of `seconds` where CPU is divided by the reports sent:
+    /// most of the repeating sensor's new readings (one a second), or one per `advert_min_interval` when paced, but
+    /// for the one the window may cut. A Gattway that published fewer would look cheaper for doing less, so its
+    /// figure does not count (see `AdvertsReport`).
+    func minimumStates(over seconds: Double) -> Double {
+        switch self {
+        case .paced: seconds / ConfigurationDefaults.advertMinIntervalSeconds - 1
+        case .crowd, .burst, .repeating: seconds * 0.8
+        }
     }
 
     /// The scenario file the simulator starts with (none for a burst: its sensor is added afterwards): the crowd's,
@@ -90,7 +113,7 @@ enum AdvertsWorkload: Sendable, Equatable {
         var rssiWalk = ""
         switch self {
         case .crowd: return
-        case .burst(let burstRate): (rate, newPackets) = (burstRate, #""every_advert": true"#)
+        case .burst(let burstRate), .paced(let burstRate): (rate, newPackets) = (burstRate, #""every_advert": true"#)
         case .repeating(let repeatRate, let rssiMoving):
             (rate, newPackets) = (repeatRate, #""period_s": 1"#)
             if rssiMoving {
@@ -119,6 +142,7 @@ enum AdvertsWorkload: Sendable, Equatable {
     static let advertBatchMilliseconds = 20
 
     func configuration(brokerURL: String, directory: String, simulator: String) throws -> String {
+        let advertMinIntervalLine = minimumInterval.map { "  advert_min_interval: \($0)\n" } ?? ""
         var yaml = """
             mqtt:
               url: "\(brokerURL)"
@@ -131,14 +155,13 @@ enum AdvertsWorkload: Sendable, Equatable {
             bluetooth:
               adapter: hci0
               scan: { duplicates: true }
-              advert_min_interval: \(minimumInterval)
-              advert_batch: \(Double(Self.advertBatchMilliseconds) / 1000)
+            \(advertMinIntervalLine)  advert_batch: \(Double(Self.advertBatchMilliseconds) / 1000)
               max_tracked_devices: 2000
             devices:
 
             """
         switch self {
-        case .burst, .repeating:
+        case .burst, .repeating, .paced:
             yaml += #"  - { name: thermometer, match: { service: "FCD2" }, connect: never }"# + "\n"
         case .crowd:
             let file = (simulator as NSString).deletingLastPathComponent + "/scenarios/sensor-crowd.yaml"
@@ -160,12 +183,14 @@ enum AdvertsWorkload: Sendable, Equatable {
 
     /// Gattway's `bluetooth.advert_min_interval` in seconds: short enough that every new reading is published (the
     /// crowd's sensors have one a second each, or one every N ms among N sensors, the repeating sensor one a second),
-    /// and no shorter, since Gattway gathers reports for at most that long (`advert_batch`).
-    var minimumInterval: String {
+    /// and no shorter, since Gattway gathers reports for at most that long (`advert_batch`); nil when paced, which
+    /// leaves it at Gattway's default.
+    var minimumInterval: String? {
         switch self {
         case .crowd(let sensors): String(Double(sensors) / 2000)
         case .burst: "0.001"
         case .repeating: "1"
+        case .paced: nil
         }
     }
 

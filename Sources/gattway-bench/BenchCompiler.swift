@@ -8,8 +8,8 @@ enum BenchCompiler {
     static func compile(source: String, output: String, packages: [String], packageRoot: String, scratch: String) throws
         -> String
     {
-        let command =
-            "cc -O2 -o '\(output)' '\(packageRoot)/\(source)' $(pkg-config --cflags --libs \(packages.joined(separator: " ")))"
+        let flags = packages.isEmpty ? "" : " $(pkg-config --cflags --libs \(packages.joined(separator: " ")))"
+        let command = "cc -O2 -o '\(output)' '\(packageRoot)/\(source)'\(flags)"
         progress("… compiling \(source): \(command)")
         let (status, errors) = try BenchProcess.runToEnd("sh", ["-c", command])
         guard status == 0 else { throw BenchError("compiling \(source) failed: \(errors)") }
