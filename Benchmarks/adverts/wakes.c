@@ -41,6 +41,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "wakes: INTERVAL_MS from 1 to 1000, COUNT from 1 to 100000\n");
         return 2;
     }
+    /* A bound on the whole run (COUNT wake-ups of each kind take COUNT × INTERVAL_MS twice): a writer that stopped
+     * writing must not leave the benchmark waiting. The waits themselves carry no timeout, which would change what
+     * they measure. */
+    alarm((unsigned)(2 * count * interval / 1000 + 30));
     struct timespec pause = {interval / 1000, (interval % 1000) * 1000000L};
     struct epoll_event events[4];
 
@@ -49,7 +53,7 @@ int main(int argc, char **argv) {
     pid_t writer = fork();
     if (writer < 0) fail("fork");
     if (writer == 0) {
-        /* A report's worth of bytes every interval, until the reader closes its end. */
+        /* A report's worth of bytes every interval, until the reader closes its end (a fork has no alarm pending). */
         char report[300] = {0};
         close(pair[0]);
         for (;;) {
