@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeCore
 import Foundation
 import TestWorld
 
@@ -46,6 +47,11 @@ struct AdvertsBenchmark: AsyncParsableCommand {
     var baseline: String?
     @Option(help: "The BlueZ simulator launcher (default: Tests/BlueZSimulator/bluez-sim of this package).")
     var simulator: String?
+    @Option(
+        help:
+            "Milliseconds Gattway may gather reports for (its bluetooth.advert_batch, at most advert_min_interval) and the batching C receivers sleep once the socket is drained (default: Gattway's default)."
+    )
+    var advertBatch: Int = Int(ConfigurationDefaults.advertBatchMilliseconds)
     @Flag(
         help:
             "Every receiver publishes through the broker's unix socket (Gattway: mqtt.url unix://…) instead of TCP on the loopback interface."
@@ -64,6 +70,9 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             throw ValidationError("--warm-up and --minimum-adverts must not be negative")
         }
         guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be from 1 to 20") }
+        guard (1...1000).contains(advertBatch) else {
+            throw ValidationError("--advert-batch must be from 1 to 1000 milliseconds")
+        }
         _ = try selectedWorkloads()
         let kinds = try selectedReceivers()
         if kinds.contains(.gattwayBaseline) {
@@ -121,7 +130,8 @@ struct AdvertsBenchmark: AsyncParsableCommand {
             let seconds = max(duration, Double(minimumAdverts) / workload.nominalRate)
             let runner = AdvertsReceiverRunner(
                 stage: stage, workload: workload, receiverBinary: scratch + "/receiver", gattwayPath: located.gattway,
-                baselinePath: baseline, simulatorPath: located.simulator, warmUp: .milliseconds(Int(warmUp * 1000)),
+                baselinePath: baseline, simulatorPath: located.simulator, batchMilliseconds: advertBatch,
+                warmUp: .milliseconds(Int(warmUp * 1000)),
                 window: .milliseconds(Int(seconds * 1000)))
             do {
                 try await workload.prepare(stage)
@@ -153,7 +163,7 @@ struct AdvertsBenchmark: AsyncParsableCommand {
         }
         AdvertsReport(
             rows: rows, rounds: rounds, gattwayBinary: "\(located.gattway) (\(build) build)", baselineBinary: baseline,
-            compileCommand: compileCommand, unixSocket: unixSocket, wakeFloor: floor
+            compileCommand: compileCommand, unixSocket: unixSocket, batchMilliseconds: advertBatch, wakeFloor: floor
         )
         .print()
     }

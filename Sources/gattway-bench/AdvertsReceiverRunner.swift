@@ -45,8 +45,8 @@ enum AdvertsReceiverKind: String, Sendable {
 
     /// The C receiver's arguments against the broker at `brokerArguments` (HOST PORT); none for Gattway, which is
     /// given a configuration file instead.
-    func arguments(broker brokerArguments: [String]) -> [String] {
-        let batch = ["-b", "\(AdvertsWorkload.advertBatchMilliseconds)"]
+    func arguments(broker brokerArguments: [String], batchMilliseconds: Int) -> [String] {
+        let batch = ["-b", "\(batchMilliseconds)"]
         let broker = publishes ? brokerArguments : []
         return switch self {
         case .gattway, .gattwayBaseline: []
@@ -97,14 +97,19 @@ struct AdvertsReceiverRunner {
     /// The build `gattway-baseline` runs.
     let baselinePath: String?
     let simulatorPath: String
+    /// Gattway's `bluetooth.advert_batch` and the batching C receivers' sleep.
+    let batchMilliseconds: Int
     let warmUp: Duration
     let window: Duration
 
     /// Writes Gattway's configuration for this workload into the stage's folder; returns its path.
     func writeConfiguration() throws -> String {
         let path = stage.directory + "/gattway.yaml"
-        try workload.configuration(brokerURL: stage.brokerURL, directory: stage.directory, simulator: simulatorPath)
-            .write(toFile: path, atomically: true, encoding: .utf8)
+        try workload.configuration(
+            brokerURL: stage.brokerURL, directory: stage.directory, simulator: simulatorPath,
+            batchMilliseconds: batchMilliseconds
+        )
+        .write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
@@ -114,7 +119,8 @@ struct AdvertsReceiverRunner {
         let process: BenchProcess
         switch kind {
         case .c, .cPublishing, .cBatching, .cBatchPublishing, .cRawBatching, .cRawBatchPublishing:
-            let program = BenchProcess.cProgram(receiverBinary, kind.arguments(broker: stage.brokerArguments))
+            let program = BenchProcess.cProgram(
+                receiverBinary, kind.arguments(broker: stage.brokerArguments, batchMilliseconds: batchMilliseconds))
             process = try BenchProcess(program.executable, program.arguments, environment: environment, logPath: log)
             _ = try await process.waitForLine(prefix: "receiver: ready", timeout: .seconds(60))
         case .gattway, .gattwayBaseline:

@@ -13,6 +13,8 @@ struct AdvertsReport {
     let compileCommand: String
     /// Whether the receivers published through the broker's unix socket.
     let unixSocket: Bool
+    /// Gattway's `bluetooth.advert_batch` and the batching C receivers' sleep.
+    let batchMilliseconds: Int
     /// The host's CPU per wake-up, measured before the workloads; nil when not measured.
     let wakeFloor: WakeFloor?
 
@@ -25,14 +27,14 @@ struct AdvertsReport {
             "Passive advertisements, one run, \(rounds) round\(rounds == 1 ? "" : "s"): every advertisement a new reading (\"1 new/s\": once a second); LE discovery with duplicates on"
         )
         Swift.print(
-            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (crowd: 0.5 s, 1 new/s: 1 s, paced: its default), advert_batch \(AdvertsWorkload.advertBatchMilliseconds) ms (at most advert_min_interval), MQTT QoS 0 over \(unixSocket ? "the broker's unix socket" : "TCP on the loopback interface")"
+            "gattway: \(gattwayBinary); devices by match: rules, connect: never, advert_min_interval 0.001 s (crowd: 0.5 s, 1 new/s: 1 s, paced: its default), advert_batch \(batchMilliseconds) ms (at most advert_min_interval), MQTT QoS 0 over \(unixSocket ? "the broker's unix socket" : "TCP on the loopback interface")"
         )
         if let baselineBinary, rows.contains(where: { $0.receiver == .gattwayBaseline }) {
             Swift.print("Gattway base: \(baselineBinary), with the same configuration")
         }
         if !compileCommand.isEmpty {
             Swift.print(
-                "C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT, or the socket's path and 0; C rcv batch: with -b \(AdvertsWorkload.advertBatchMilliseconds); C batch+MQTT: both; C raw batch and C raw+MQTT: with -r, reading the bus without libdbus), built with:"
+                "C receiver: Benchmarks/adverts/receiver.c (C rcv+MQTT: the same, with HOST PORT, or the socket's path and 0; C rcv batch: with -b \(batchMilliseconds); C batch+MQTT: both; C raw batch and C raw+MQTT: with -r, reading the bus without libdbus), built with:"
             )
             Swift.print("  \(compileCommand)")
         }

@@ -138,10 +138,9 @@ enum AdvertsWorkload: Sendable, Equatable {
 
     /// Gattway's configuration: devices by `match:` rules, `connect: never`, duplicates on, states published as
     /// often as they change (the repeating sensor's at most once a second, as often as it has a new reading).
-    /// Gattway's `bluetooth.advert_batch` here (its default), and the batching C receiver's interval.
-    static let advertBatchMilliseconds = 20
-
-    func configuration(brokerURL: String, directory: String, simulator: String) throws -> String {
+    /// `batchMilliseconds` is Gattway's `bluetooth.advert_batch` here (the batching C receivers sleep as long).
+    func configuration(brokerURL: String, directory: String, simulator: String, batchMilliseconds: Int) throws -> String
+    {
         let advertMinIntervalLine = minimumInterval.map { "  advert_min_interval: \($0)\n" } ?? ""
         var yaml = """
             mqtt:
@@ -155,7 +154,7 @@ enum AdvertsWorkload: Sendable, Equatable {
             bluetooth:
               adapter: hci0
               scan: { duplicates: true }
-            \(advertMinIntervalLine)  advert_batch: \(Double(Self.advertBatchMilliseconds) / 1000)
+            \(advertMinIntervalLine)  advert_batch: \(Double(batchMilliseconds) / 1000)
               max_tracked_devices: 2000
             devices:
 

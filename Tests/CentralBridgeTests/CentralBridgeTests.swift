@@ -27,10 +27,10 @@ struct CentralBridgeTests {
         }
     }
 
-    /// `bluetooth.advert_batch` reaches the central once its advertisement sink is set: 20 ms unless configured,
+    /// `bluetooth.advert_batch` reaches the central once its advertisement sink is set: 100 ms unless configured,
     /// none when 0, and never longer than `advert_min_interval`.
     @Test(arguments: [
-        ("", Duration.milliseconds(20) as Duration?), (", advert_batch: 0.05", .milliseconds(50)),
+        ("", Duration.milliseconds(100) as Duration?), (", advert_batch: 0.05", .milliseconds(50)),
         (", advert_batch: 0", nil), (", advert_batch: 0.05, advert_min_interval: 0.01", .milliseconds(10)),
     ])
     func advertBatchIsPassedToTheCentral(extra: String, expected: Duration?) async throws {

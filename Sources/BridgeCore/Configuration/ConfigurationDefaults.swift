@@ -32,9 +32,11 @@ package enum ConfigurationDefaults {
     package static let requestTimeoutSeconds = 10.0
     package static let maxTrackedDevices = 1000
     package static let advertMinIntervalSeconds = 5.0
-    /// 20 ms: below what a person notices of a button or a presence, and a sensor advertising every 100 ms (or 1,000
-    /// sensors once a second) still fills each batch with several reports.
-    package static let advertBatchMilliseconds: Int64 = 20
+    /// 100 ms: about what a person still takes for at once (a button, a presence), and long enough that a batch's
+    /// fixed cost is shared. Each batch begins with a wake-up that finds the code and data cold after the other
+    /// processes ran; among 1,000 sensors advertising once a second that cost some 190 µs a batch, so 20 ms batches
+    /// cost twice the CPU an advertisement that 100 ms batches do (Benchmarks/README.md, "Longer batches").
+    package static let advertBatchMilliseconds: Int64 = 100
     /// The longest batch: reports older than this would be stale for presence.
     package static let advertBatchMaximumSeconds = 1.0
     package static let unheardTimeoutSeconds = 600.0

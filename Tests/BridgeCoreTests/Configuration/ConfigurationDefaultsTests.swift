@@ -157,7 +157,7 @@ import Testing
         #expect(config.bluetooth.reconnectInitial == .seconds(1) && config.bluetooth.reconnectMax == .seconds(60))
         #expect(config.stateDirectory == "/var/lib/gattway" && config.logLevel == .info)
         #expect(config.peripheral == nil && config.devices.isEmpty)
-        #expect(config.bluetooth.advertBatch == .milliseconds(20))
+        #expect(config.bluetooth.advertBatch == .milliseconds(100))
     }
 
     @Test("advert_batch: 0 turns batching off, a duration up to 1 s sets it, anything else is refused")
