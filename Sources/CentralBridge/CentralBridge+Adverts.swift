@@ -3,12 +3,12 @@ import BridgeCore
 import MQTTCore
 
 extension CentralBridge {
-    /// How long the stack may gather advertisement reports (see `BLECentral.paceAdverts`): `advert_batch`, but never
-    /// longer than `advert_min_interval`, so that a device allowed to publish every millisecond still has each of
-    /// its readings published (reports gathered together would otherwise fall within one interval, and only the
-    /// newest of them would be). nil: no batching.
-    static func advertPacing(_ bluetooth: BluetoothSettings) -> Duration? {
-        let batch = min(bluetooth.advertBatch, bluetooth.advertMinInterval)
+    /// How long the stack may gather advertisement reports (see `BLECentral.paceAdverts`): `advert_batch` (or its
+    /// default for these devices), but never longer than `advert_min_interval`, so that a device allowed to publish
+    /// every millisecond still has each of its readings published (reports gathered together would otherwise fall
+    /// within one interval, and only the newest of them would be). nil: no batching.
+    static func advertPacing(_ configuration: BridgeConfiguration) -> Duration? {
+        let batch = min(configuration.advertBatch, configuration.bluetooth.advertMinInterval)
         return batch > .zero ? batch : nil
     }
 

@@ -27,6 +27,11 @@ extension CentralBridge {
             }
         }
         pinConfiguredAddresses(previous: running)
+        // The default batch follows the devices: an entry that may connect makes it short, so that its values are
+        // read promptly; once none may, it is long again.
+        if Self.advertPacing(configuration) != Self.advertPacing(running) {
+            await central.paceAdverts(every: Self.advertPacing(configuration))
+        }
         // Whatever bluetoothd knows of may match a new or changed entry.
         for path in tree.devices.keys where devices[path] == nil { deviceSeen(path) }
         // The first devices need discovery; without any, it is no longer needed.

@@ -234,7 +234,7 @@ package actor CentralBridge: Service {
             adverts.takeReport(path, properties, followUps: toActor)
         }
         if let sinkTimer { adverts.deferFlushes(on: sinkTimer, toActor: toActor) }
-        await central.paceAdverts(every: Self.advertPacing(configuration.bluetooth))
+        await central.paceAdverts(every: Self.advertPacing(configuration))
         for await event in central.events() {
             handle(event)
         }

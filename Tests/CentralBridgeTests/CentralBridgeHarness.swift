@@ -95,6 +95,18 @@ struct CentralBridgeHarness {
         return false
     }
 
+    /// Waits until the bridge has asked the central for `count` batch lengths (`paceAdverts`), for at most 10 s.
+    func waitForPacingRequests(_ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while central.advertPacingRequests.count < count {
+            guard ContinuousClock.now < deadline else {
+                throw HarnessTimeout(
+                    "the bridge asked for \(central.advertPacingRequests.count) of \(count) batch lengths")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// Waits until `device` is announced online.
     func waitOnline(_ device: String, since: Int = 0) async throws {
         _ = try await next(on: "gw/\(device)/availability", since: since) { $0.payloadText == "online" }
@@ -115,5 +127,14 @@ struct CentralBridgeHarness {
             return filter.matches(topic)
         }
         try await user.publish(MQTTMessage(topic: topic, text: text, qos: .atLeastOnce))
+    }
+}
+
+/// A wait of the harness that ran out.
+struct HarnessTimeout: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }

@@ -27,10 +27,10 @@ struct CentralBridgeTests {
         }
     }
 
-    /// `bluetooth.advert_batch` reaches the central once its advertisement sink is set: 100 ms unless configured,
-    /// none when 0, and never longer than `advert_min_interval`.
+    /// `bluetooth.advert_batch` reaches the central once its advertisement sink is set: 20 ms unless configured
+    /// while a device may connect, none when 0, and never longer than `advert_min_interval`.
     @Test(arguments: [
-        ("", Duration.milliseconds(100) as Duration?), (", advert_batch: 0.05", .milliseconds(50)),
+        ("", Duration.milliseconds(20) as Duration?), (", advert_batch: 0.05", .milliseconds(50)),
         (", advert_batch: 0", nil), (", advert_batch: 0.05, advert_min_interval: 0.01", .milliseconds(10)),
     ])
     func advertBatchIsPassedToTheCentral(extra: String, expected: Duration?) async throws {
@@ -39,6 +39,31 @@ struct CentralBridgeTests {
             world.central.advertise(Harness.strap)
             try await world.waitOnline("strap")
             #expect(world.central.advertPacingRequests == [expected])
+        }
+    }
+
+    /// A gateway that only listens gathers reports for 100 ms; a reload that brings an entry that may connect
+    /// shortens the batch to 20 ms at once, so that the new device's values are read promptly, and one that takes it
+    /// away lengthens it again.
+    @Test func theDefaultBatchFollowsTheDevicesThroughReloads() async throws {
+        func yaml(_ directory: String, connecting: Bool) -> String {
+            """
+            mqtt: { url: "mqtt://127.0.0.1", base_topic: gw }
+            state_dir: \(directory)
+            devices:
+              - { name: sensor, match: { service: "FCD2" }, connect: never }
+            \(connecting ? "  - { name: lock, address: \"D0:0D:10:C4:00:01\", connect: on_demand }" : "")
+            """
+        }
+        let world = try Harness(yaml: { yaml($0, connecting: false) })
+        try await world.run {
+            try await world.waitForPacingRequests(1)
+            #expect(world.central.advertPacingRequests == [.milliseconds(100)])
+            await world.bridge.reload(try BridgeConfiguration(yaml: yaml(world.stateDirectory, connecting: true)))
+            #expect(world.central.advertPacingRequests == [.milliseconds(100), .milliseconds(20)])
+            await world.bridge.reload(try BridgeConfiguration(yaml: yaml(world.stateDirectory, connecting: false)))
+            #expect(
+                world.central.advertPacingRequests == [.milliseconds(100), .milliseconds(20), .milliseconds(100)])
         }
     }
 

@@ -32,11 +32,16 @@ package enum ConfigurationDefaults {
     package static let requestTimeoutSeconds = 10.0
     package static let maxTrackedDevices = 1000
     package static let advertMinIntervalSeconds = 5.0
-    /// 100 ms: about what a person still takes for at once (a button, a presence), and long enough that a batch's
-    /// fixed cost is shared. Each batch begins with a wake-up that finds the code and data cold after the other
-    /// processes ran; among 1,000 sensors advertising once a second that cost some 190 µs a batch, so 20 ms batches
-    /// cost twice the CPU an advertisement that 100 ms batches do (Benchmarks/README.md, "Longer batches").
+    /// `bluetooth.advert_batch` when Gattway only listens (no device connects, no peripheral): 100 ms, about what a
+    /// person still takes for at once (a button, a presence), and long enough that a batch's fixed cost is shared.
+    /// Each batch begins with a wake-up that finds the code and data cold after the other processes ran; among 1,000
+    /// sensors advertising once a second that cost some 200 µs a batch, so 20 ms batches cost twice the CPU an
+    /// advertisement that 100 ms batches do (Benchmarks/README.md, "Longer batches").
     package static let advertBatchMilliseconds: Int64 = 100
+    /// `bluetooth.advert_batch` when a device connects or the peripheral runs: a characteristic value or an incoming
+    /// call that arrives during a batch waits for its end, and 20 ms keeps a notification that follows a quiet
+    /// spell, or a central's request, prompt.
+    package static let advertBatchWithLinksMilliseconds: Int64 = 20
     /// The longest batch: reports older than this would be stale for presence.
     package static let advertBatchMaximumSeconds = 1.0
     package static let unheardTimeoutSeconds = 600.0

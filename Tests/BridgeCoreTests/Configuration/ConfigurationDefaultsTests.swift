@@ -46,7 +46,14 @@ import Testing
         "properties/bluetooth/properties/request_timeout": { seconds($0.bluetooth.requestTimeout) },
         "properties/bluetooth/properties/max_tracked_devices": { "\($0.bluetooth.maxTrackedDevices)" },
         "properties/bluetooth/properties/advert_min_interval": { seconds($0.bluetooth.advertMinInterval) },
-        "properties/bluetooth/properties/advert_batch": { milliseconds($0.bluetooth.advertBatch) },
+        // The schema's default is a listening gateway's; with a device that may connect, or the peripheral, it is 0.02
+        // (`advertBatchDefaultFollowsTheLinks`).
+        "properties/bluetooth/properties/advert_batch": { config in
+            var listening = config
+            listening.devices = listening.devices.filter { $0.connect == .never }
+            listening.peripheral = nil
+            return milliseconds(listening.advertBatch)
+        },
         "properties/bluetooth/properties/unheard_timeout": { seconds($0.bluetooth.unheardTimeout) },
         "properties/bluetooth/properties/reconnect/properties/initial": { seconds($0.bluetooth.reconnectInitial) },
         "properties/bluetooth/properties/reconnect/properties/max": { seconds($0.bluetooth.reconnectMax) },
@@ -157,14 +164,28 @@ import Testing
         #expect(config.bluetooth.reconnectInitial == .seconds(1) && config.bluetooth.reconnectMax == .seconds(60))
         #expect(config.stateDirectory == "/var/lib/gattway" && config.logLevel == .info)
         #expect(config.peripheral == nil && config.devices.isEmpty)
-        #expect(config.bluetooth.advertBatch == .milliseconds(100))
+        #expect(config.bluetooth.advertBatch == nil && config.advertBatch == .milliseconds(100))
+    }
+
+    /// Unless configured, reports are gathered for 100 ms while Gattway only listens, and for 20 ms once a device
+    /// entry may connect or the peripheral runs: a value or a call that arrives during a batch waits for its end.
+    @Test(arguments: [
+        ("", 100), ("devices: [{ match: { service: \"FCD2\" }, connect: never }]", 100),
+        ("devices: [{ address: \"C4:7C:8D:6A:3E:11\", connect: never }, { address: \"D0:0D:10:C4:00:01\" }]", 20),
+        ("devices: [{ match: { name_prefix: \"lock\" }, connect: on_demand }]", 20),
+        ("peripheral: { advertise: { local_name: panel } }", 20),
+        ("bluetooth: { advert_batch: 0.05 }\ndevices: [{ address: \"D0:0D:10:C4:00:01\" }]", 50),
+    ])
+    func advertBatchDefaultFollowsTheLinks(extra: String, milliseconds: Int64) throws {
+        let config = try BridgeConfiguration(yaml: "mqtt: { url: \"mqtt://localhost\" }\n" + extra)
+        #expect(config.advertBatch == .milliseconds(milliseconds))
     }
 
     @Test("advert_batch: 0 turns batching off, a duration up to 1 s sets it, anything else is refused")
     func advertBatch() throws {
         func batch(_ value: String) throws -> Duration {
             try BridgeConfiguration(yaml: "mqtt: { url: \"mqtt://localhost\" }\nbluetooth: { advert_batch: \(value) }")
-                .bluetooth.advertBatch
+                .advertBatch
         }
         #expect(try batch("0") == .zero)
         #expect(try batch("0.005") == .milliseconds(5))

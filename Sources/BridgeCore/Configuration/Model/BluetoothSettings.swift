@@ -24,8 +24,8 @@ package struct BluetoothSettings: Sendable, Hashable {
     package var maxTrackedDevices: Int
     package var advertMinInterval: Duration
     /// How long advertisement reports may be gathered and handled at once while nothing else arrives (zero: each
-    /// as it comes).
-    package var advertBatch: Duration = .milliseconds(ConfigurationDefaults.advertBatchMilliseconds)
+    /// as it comes), as configured; nil when not, and then `BridgeConfiguration.advertBatch` picks it.
+    package var advertBatch: Duration?
     package var reconnectInitial: Duration
     package var reconnectMax: Duration
     /// How long a device found by a `match` rule may go unheard (and unconnected) before it is let go.

@@ -16,6 +16,18 @@ package struct BridgeConfiguration: Sendable, Hashable {
     package var metrics = MetricsSettings()
     /// The ownership protocol's settings; it runs only when `mqtt.gatewayID` is set.
     package var fleet = FleetSettings()
+
+    /// How long advertisement reports may be gathered: `bluetooth.advert_batch` when configured; otherwise 100 ms
+    /// while Gattway only listens, and 20 ms once a device entry may connect or the peripheral runs, since a value or
+    /// a call that arrives during a batch waits for its end (`ConfigurationDefaults`).
+    package var advertBatch: Duration {
+        if let configured = bluetooth.advertBatch { return configured }
+        let links = peripheral != nil || devices.contains { $0.connect != .never }
+        return .milliseconds(
+            links
+                ? ConfigurationDefaults.advertBatchWithLinksMilliseconds : ConfigurationDefaults.advertBatchMilliseconds
+        )
+    }
 }
 
 /// `metrics:`: how metrics leave the process besides `<base>/bridge/metrics`.

@@ -30,7 +30,8 @@ extension ConfigurationValidator {
         let advertInterval = duration(
             section?.advertMinInterval ?? ConfigurationDefaults.advertMinIntervalSeconds,
             "bluetooth.advert_min_interval")
-        let batch = advertBatch(section?.advertBatch, "bluetooth.advert_batch")
+        // nil when not given (the configuration picks it); refused values fail here.
+        let batch = section?.advertBatch.map { advertBatch($0, "bluetooth.advert_batch") }
         let unheard = duration(
             section?.unheardTimeout ?? ConfigurationDefaults.unheardTimeoutSeconds, "bluetooth.unheard_timeout")
         let initial = duration(
@@ -43,7 +44,7 @@ extension ConfigurationValidator {
             fail("bluetooth.reconnect", "initial must not be greater than max")
         }
         guard let adapter, let transport, let connects, let connectTimeout, let requestTimeout, let tracked,
-            let advertInterval, let batch, let unheard, let initial, let maximum
+            let advertInterval, batch != .some(nil), let unheard, let initial, let maximum
         else { return nil }
         return BluetoothSettings(
             adapter: adapter,
@@ -52,13 +53,12 @@ extension ConfigurationValidator {
                 duplicates: scanFile?.duplicates ?? ConfigurationDefaults.scanDuplicates,
                 pattern: scanFile?.pattern, transport: transport),
             maxConcurrentConnects: connects, connectTimeout: connectTimeout, requestTimeout: requestTimeout,
-            maxTrackedDevices: tracked, advertMinInterval: advertInterval, advertBatch: batch,
+            maxTrackedDevices: tracked, advertMinInterval: advertInterval, advertBatch: batch ?? nil,
             reconnectInitial: initial, reconnectMax: maximum, unheardTimeout: unheard)
     }
 
-    /// Seconds from 0.001 to `advertBatchMaximumSeconds`, or 0 for none (`.zero`); the default when not given.
-    mutating func advertBatch(_ seconds: Double?, _ path: String) -> Duration? {
-        guard let seconds else { return .milliseconds(ConfigurationDefaults.advertBatchMilliseconds) }
+    /// Seconds from 0.001 to `advertBatchMaximumSeconds`, or 0 for none (`.zero`); nil when refused.
+    mutating func advertBatch(_ seconds: Double, _ path: String) -> Duration? {
         if seconds == 0 { return .zero }
         guard seconds.isFinite, seconds >= ConfigurationDefaults.minimumDurationSeconds,
             seconds <= ConfigurationDefaults.advertBatchMaximumSeconds
